@@ -1,0 +1,57 @@
+#pragma once
+// What may hide a key from a query. Several masks may be combined; a position is masked if any
+// of them masks it.
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "attn/tensor.hpp"
+
+namespace attn {
+
+struct Mask {
+  // d2l's valid lengths: empty (none), one per batch row [B], or one per query [B * nq].
+  // Keys j >= valid_lens[...] are masked. Each length must lie in [0, nk].
+  std::vector<int32_t> valid_lens;
+
+  // Boolean mask, 1 = masked out (PyTorch's attn_mask convention for bool tensors).
+  // [nq, nk] broadcast over every score matrix (bool_mask_batch = 1), or one [nq, nk] block per
+  // score matrix (bool_mask_batch = B, or B * heads in multi-head attention).
+  const uint8_t* bool_mask = nullptr;
+  Index bool_mask_batch = 0;
+
+  // Additive float mask, added to the scores; batched like bool_mask.
+  const float* additive = nullptr;
+  Index additive_batch = 0;
+
+  // Key padding, 1 = masked out: [B, nk] (PyTorch's key_padding_mask).
+  const uint8_t* key_padding = nullptr;
+
+  // Query i may only see keys j <= i.
+  bool causal = false;
+
+  // The score a masked position gets before the softmax. d2l's -1e6 makes a fully masked row
+  // uniform; -infinity makes it NaN, as PyTorch does.
+  float fill = -1e6f;
+
+  bool empty() const {
+    return valid_lens.empty() && !bool_mask && !additive && !key_padding && !causal;
+  }
+};
+
+// Checks the mask against scores of shape [batch, nq, nk]; `batch_heads` is the number of
+// score matrices per batch row sharing one valid length / key padding row (heads in
+// multi-head attention; 1 otherwise). Throws std::invalid_argument naming the offending field.
+void validate_mask(const Mask& mask, Index batch, Index nq, Index nk, Index batch_heads = 1);
+
+// Applies the mask to scores [batch * batch_heads, nq, nk] in place (before the softmax).
+void apply_mask(MutableBatch scores, const Mask& mask, Index batch_heads = 1);
+
+namespace detail {
+// apply_mask for the one score matrix number `matrix` of batch * batch_heads, so that callers
+// can mask matrix by matrix without materialising the whole batch.
+void mask_matrix(MatrixMap scores, const Mask& mask, Index matrix, Index batch, Index batch_heads);
+}  // namespace detail
+
+}  // namespace attn

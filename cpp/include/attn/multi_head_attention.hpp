@@ -1,0 +1,81 @@
+#pragma once
+// Multi-head attention with torch.nn.MultiheadAttention(batch_first=True) semantics.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attn/mask.hpp"
+#include "attn/tensor.hpp"
+
+namespace attn {
+
+struct MultiHeadConfig {
+  Index embed_dim = 0;
+  Index num_heads = 1;
+  Index kdim = 0;  // 0 means embed_dim
+  Index vdim = 0;  // 0 means embed_dim
+  bool bias = true;
+};
+
+struct MultiHeadForwardOptions {
+  // key_padding_mask [B, S] (Mask::key_padding), attn_mask [L, S] or [B * heads, L, S]
+  // (Mask::bool_mask or Mask::additive with *_batch = 1 or B * heads), d2l's valid lengths,
+  // causal. PyTorch fills masked scores with -infinity, so that is the default here: a query
+  // that sees no key gets NaN, as in PyTorch. Set mask.fill = -1e6 for d2l's uniform rows.
+  Mask mask = default_mask();
+  bool average_attn_weights = true;  // weights [B, L, S] (mean over heads) or [B, heads, L, S]
+
+  static Mask default_mask() {
+    Mask mask;
+    mask.fill = -std::numeric_limits<float>::infinity();
+    return mask;
+  }
+};
+
+struct ParameterSpec {
+  std::string name;  // PyTorch state-dict name
+  std::vector<Index> shape;
+};
+
+class MultiHeadAttention {
+ public:
+  // Throws std::invalid_argument if embed_dim <= 0, num_heads <= 0, num_heads does not divide
+  // embed_dim, or kdim / vdim < 0. Parameters start as PyTorch initialises them (Xavier-uniform
+  // projections, zero biases), drawn from a fixed seed so that runs are reproducible.
+  explicit MultiHeadAttention(const MultiHeadConfig& config);
+
+  const MultiHeadConfig& config() const { return config_; }
+  Index head_dim() const { return config_.embed_dim / config_.num_heads; }
+  // True when kdim == vdim == embed_dim: PyTorch then stores one packed in_proj_weight.
+  bool packed() const;
+
+  // The state-dict entries this configuration has, with their shapes: in_proj_weight [3E, E] (or
+  // q_proj_weight [E, E], k_proj_weight [E, kdim], v_proj_weight [E, vdim]), in_proj_bias [3E],
+  // out_proj.weight [E, E], out_proj.bias [E] (biases only when config.bias).
+  std::vector<ParameterSpec> parameters() const;
+
+  // Copies one parameter in, by its PyTorch name. Throws std::invalid_argument for an unknown
+  // name or a shape other than the one parameters() lists.
+  void set_parameter(std::string_view name, const float* data, const std::vector<Index>& shape);
+
+  // Re-draws the parameters as PyTorch's _reset_parameters does (Xavier-uniform in_proj,
+  // U(-1/sqrt(E), 1/sqrt(E)) out_proj weight, zero biases) from `seed`.
+  void reset_parameters(uint64_t seed);
+
+  // query [B, L, E], key [B, S, kdim], value [B, S, vdim] -> output [B, L, E].
+  // weights, when non-null: [B, L, S] if average_attn_weights, else [B * heads, L, S].
+  // Self-attention passes the same tensor three times; cross-attention passes key = value.
+  void forward(ConstBatch query, ConstBatch key, ConstBatch value,
+               const MultiHeadForwardOptions& options, MutableBatch output,
+               const MutableBatch* weights = nullptr) const;
+
+ private:
+  MultiHeadConfig config_;
+  Matrix w_q_, w_k_, w_v_, w_out_;  // [out, in]
+  Vector b_q_, b_k_, b_v_, b_out_;  // zero when !config.bias
+};
+
+}  // namespace attn

@@ -1,0 +1,119 @@
+#include "attn/attention.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "attend.hpp"
+#include "checks.hpp"
+#include "dropout.hpp"
+#include "row_kernels.hpp"
+
+namespace attn {
+
+void detail::check_attention_options(const AttentionOptions& options) {
+  if (!(options.dropout >= 0.0f && options.dropout < 1.0f)) {
+    std::ostringstream given;
+    given << options.dropout;
+    fail("dropout", "a probability in [0, 1)", given.str());
+  }
+  if (options.scale && !std::isfinite(*options.scale)) {
+    std::ostringstream given;
+    given << *options.scale;
+    fail("scale", "a finite number", given.str());
+  }
+}
+
+void detail::attend(const ScoreFiller& fill_scores, ConstBatch v, const AttentionOptions& options,
+                    Index batch_heads, MutableBatch output, const MutableBatch* weights) {
+  const Index nq = output.rows, nk = v.rows;
+  const Index batch = output.batch / batch_heads;
+  Matrix scratch(nq, nk);
+  DropoutStream dropout(options.dropout, options.seed);
+  for (Index s = 0; s < output.batch; ++s) {
+    MatrixMap scores = weights ? (*weights)[s] : MatrixMap(scratch.data(), nq, nk);
+    fill_scores(s, scores);
+    mask_matrix(scores, options.mask, s, batch, batch_heads);
+    for (Index i = 0; i < nq; ++i) f32_softmax_row(scores.data() + i * nk, nk);
+
+    auto out = output[s];
+    if (options.dropout > 0.0f) {
+      // The weights handed back stay the pre-dropout distribution; only the pooling sees drops.
+      if (weights) scratch = scores;
+      MatrixMap dropped(scratch.data(), nq, nk);
+      dropout.apply(dropped);
+      out.noalias() = dropped * v[s];
+    } else {
+      out.noalias() = scores * v[s];
+    }
+  }
+}
+
+void scaled_dot_product_attention(ConstBatch q, ConstBatch k, ConstBatch v,
+                                  const AttentionOptions& options, MutableBatch output,
+                                  const MutableBatch* weights) {
+  detail::require_shape("k", {q.batch, -1, q.cols}, detail::shape_of(k));
+  detail::require_shape("v", {q.batch, k.rows, -1}, detail::shape_of(v));
+  detail::require_shape("output", {q.batch, q.rows, v.cols}, detail::shape_of(output));
+  if (weights) {
+    detail::require_shape("weights", {q.batch, q.rows, k.rows}, detail::shape_of(*weights));
+  }
+  detail::check_attention_options(options);
+  validate_mask(options.mask, q.batch, q.rows, k.rows);
+
+  const float scale =
+      options.scale.value_or(q.cols > 0 ? 1.0f / std::sqrt(static_cast<float>(q.cols)) : 1.0f);
+  auto fill = [&](Index s, MatrixMap scores) {
+    scores.noalias() = (q[s] * k[s].transpose()) * scale;
+  };
+  detail::attend(fill, v, options, 1, output, weights);
+}
+
+void additive_attention(ConstBatch q, ConstBatch k, ConstBatch v, const ScoreParams& params,
+                        const AttentionOptions& options, MutableBatch output,
+                        const MutableBatch* weights) {
+  detail::check_score_arguments(ScoreFunction::Additive, q, k, params);
+  detail::require_shape("v", {q.batch, k.rows, -1}, detail::shape_of(v));
+  detail::require_shape("output", {q.batch, q.rows, v.cols}, detail::shape_of(output));
+  if (weights) {
+    detail::require_shape("weights", {q.batch, q.rows, k.rows}, detail::shape_of(*weights));
+  }
+  detail::check_attention_options(options);
+  validate_mask(options.mask, q.batch, q.rows, k.rows);
+
+  auto fill = [&](Index s, MatrixMap scores) {
+    detail::score_matrix(ScoreFunction::Additive, q[s], k[s], params, scores);
+  };
+  detail::attend(fill, v, options, 1, output, weights);
+}
+
+namespace {
+
+AttentionResult allocate_result(Index batch, Index nq, Index nk, Index dv, bool need_weights) {
+  AttentionResult result;
+  result.output = Tensor3(batch, nq, dv);
+  if (need_weights) result.weights = Tensor3(batch, nq, nk);
+  return result;
+}
+
+}  // namespace
+
+AttentionResult scaled_dot_product_attention(const Tensor3& q, const Tensor3& k, const Tensor3& v,
+                                             const AttentionOptions& options, bool need_weights) {
+  AttentionResult result = allocate_result(q.batch, q.rows, k.rows, v.cols, need_weights);
+  const MutableBatch weights = result.weights.view();
+  scaled_dot_product_attention(q.view(), k.view(), v.view(), options, result.output.view(),
+                               need_weights ? &weights : nullptr);
+  return result;
+}
+
+AttentionResult additive_attention(const Tensor3& q, const Tensor3& k, const Tensor3& v,
+                                   const ScoreParams& params, const AttentionOptions& options,
+                                   bool need_weights) {
+  AttentionResult result = allocate_result(q.batch, q.rows, k.rows, v.cols, need_weights);
+  const MutableBatch weights = result.weights.view();
+  additive_attention(q.view(), k.view(), v.view(), params, options, result.output.view(),
+                     need_weights ? &weights : nullptr);
+  return result;
+}
+
+}  // namespace attn

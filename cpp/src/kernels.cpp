@@ -1,0 +1,54 @@
+#include "attn/kernels.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "checks.hpp"
+
+namespace attn {
+
+namespace {
+constexpr struct {
+  Kernel kernel;
+  const char* name;
+} kKernelNames[] = {{Kernel::Gaussian, "gaussian"},
+                    {Kernel::Boxcar, "boxcar"},
+                    {Kernel::Epanechnikov, "epanechnikov"},
+                    {Kernel::Constant, "constant"}};
+}  // namespace
+
+Kernel parse_kernel(std::string_view name) {
+  for (const auto& entry : kKernelNames) {
+    if (name == entry.name) return entry.kernel;
+  }
+  detail::fail("kernel", "'gaussian' | 'boxcar' | 'epanechnikov' | 'constant'",
+               "'" + std::string(name) + "'");
+}
+
+std::string kernel_name(Kernel kernel) {
+  for (const auto& entry : kKernelNames) {
+    if (kernel == entry.kernel) return entry.name;
+  }
+  return "unknown";
+}
+
+float kernel_value(Kernel kernel, float distance, float bandwidth) {
+  detail::require_positive_finite("bandwidth", bandwidth);
+  return detail::kernel_of_scaled_distance(kernel, distance / bandwidth);
+}
+
+float detail::kernel_of_scaled_distance(Kernel kernel, float u) {
+  switch (kernel) {
+    case Kernel::Gaussian:
+      return std::exp(-0.5f * u * u);
+    case Kernel::Boxcar:
+      return u <= 1.0f ? 1.0f : 0.0f;
+    case Kernel::Epanechnikov:
+      return std::max(0.0f, 1.0f - u);
+    case Kernel::Constant:
+      return 1.0f;
+  }
+  return 0.0f;
+}
+
+}  // namespace attn

@@ -1,0 +1,82 @@
+#include "attn/mask.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "checks.hpp"
+
+namespace attn {
+
+namespace {
+
+void require_mask_batch(const char* argument, Index given, Index matrices, Index nq, Index nk) {
+  if (given != 1 && given != matrices) {
+    detail::fail(argument,
+                 "shape " + detail::shape_string({nq, nk}) + " or " +
+                     detail::shape_string({matrices, nq, nk}),
+                 "a batch of " + std::to_string(given));
+  }
+}
+
+}  // namespace
+
+void validate_mask(const Mask& mask, Index batch, Index nq, Index nk, Index batch_heads) {
+  const Index matrices = batch * batch_heads;
+  if (!mask.valid_lens.empty()) {
+    const Index count = static_cast<Index>(mask.valid_lens.size());
+    if (count != batch && count != batch * nq) {
+      detail::fail(
+          "valid_lens",
+          "shape " + detail::shape_string({batch}) + " or " + detail::shape_string({batch, nq}),
+          detail::shape_string({count}));
+    }
+    for (Index i = 0; i < count; ++i) {
+      const int32_t len = mask.valid_lens[static_cast<size_t>(i)];
+      if (len < 0 || len > nk) {
+        detail::fail("valid_lens", "values in [0, " + std::to_string(nk) + "]",
+                     std::to_string(len) + " at index " + std::to_string(i));
+      }
+    }
+  }
+  if (mask.bool_mask) require_mask_batch("bool_mask", mask.bool_mask_batch, matrices, nq, nk);
+  if (mask.additive) require_mask_batch("additive", mask.additive_batch, matrices, nq, nk);
+  if (std::isnan(mask.fill)) detail::fail("fill", "a number or -Infinity", "NaN");
+}
+
+void detail::mask_matrix(MatrixMap scores, const Mask& mask, Index matrix, Index batch,
+                         Index batch_heads) {
+  const Index nq = scores.rows(), nk = scores.cols();
+  const Index b = matrix / batch_heads;
+  const Index block = nq * nk;
+  const uint8_t* bool_block =
+      mask.bool_mask ? mask.bool_mask + (mask.bool_mask_batch == 1 ? 0 : matrix * block) : nullptr;
+  const float* additive_block =
+      mask.additive ? mask.additive + (mask.additive_batch == 1 ? 0 : matrix * block) : nullptr;
+  const uint8_t* padding = mask.key_padding ? mask.key_padding + b * nk : nullptr;
+  const bool per_query_lens = static_cast<Index>(mask.valid_lens.size()) != batch;
+  for (Index i = 0; i < nq; ++i) {
+    Index visible = nk;
+    if (!mask.valid_lens.empty()) {
+      visible = mask.valid_lens[static_cast<size_t>(per_query_lens ? b * nq + i : b)];
+    }
+    if (mask.causal) visible = std::min(visible, i + 1);
+    for (Index j = 0; j < nk; ++j) {
+      float& value = scores(i, j);
+      if (additive_block) value += additive_block[i * nk + j];
+      const bool hidden =
+          j >= visible || (bool_block && bool_block[i * nk + j]) || (padding && padding[j]);
+      if (hidden) value = mask.fill;
+    }
+  }
+}
+
+void apply_mask(MutableBatch scores, const Mask& mask, Index batch_heads) {
+  if (mask.empty()) return;
+  const Index batch = scores.batch / batch_heads;
+  for (Index s = 0; s < scores.batch; ++s) {
+    detail::mask_matrix(scores[s], mask, s, batch, batch_heads);
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,26 @@
+#pragma once
+// A tiny seeded random stream (splitmix64). Native and wasm builds must draw the same numbers
+// for the same seed, which std:: distributions do not promise across standard libraries.
+
+#include <cstdint>
+
+namespace attn::detail {
+
+class RandomStream {
+ public:
+  explicit RandomStream(uint64_t seed) : state_(seed) {}
+
+  // Uniform in [0, 1) with 24 random bits: every value is exactly representable as a float.
+  float next_uniform() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<float>(z >> 40) * (1.0f / 16777216.0f);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+}  // namespace attn::detail

@@ -1,0 +1,112 @@
+#include "attn/scoring.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "attend.hpp"
+#include "checks.hpp"
+
+namespace attn {
+
+namespace {
+
+constexpr struct {
+  ScoreFunction fn;
+  const char* name;
+} kScoreNames[] = {{ScoreFunction::Dot, "dot"},
+                   {ScoreFunction::ScaledDot, "scaled-dot"},
+                   {ScoreFunction::NegSquaredDistance, "neg-sq-dist"},
+                   {ScoreFunction::Additive, "additive"},
+                   {ScoreFunction::General, "general"}};
+
+// wv^T tanh(Wq q_i + Wk k_j): both projections are computed once per batch row, so the nq x nk
+// pairs cost only the tanh sum over the hidden size.
+void additive_scores(const ConstMatrixMap& q, const ConstMatrixMap& k, const ScoreParams& params,
+                     MatrixMap scores) {
+  const Matrix projected_q = q * params.Wq.transpose();
+  const Matrix projected_k = k * params.Wk.transpose();
+  for (Index i = 0; i < q.rows(); ++i) {
+    for (Index j = 0; j < k.rows(); ++j) {
+      scores(i, j) = (projected_q.row(i) + projected_k.row(j))
+                         .array()
+                         .tanh()
+                         .matrix()
+                         .dot(params.wv.transpose());
+    }
+  }
+}
+
+}  // namespace
+
+void detail::check_score_arguments(ScoreFunction fn, ConstBatch q, ConstBatch k,
+                                   const ScoreParams& params) {
+  switch (fn) {
+    case ScoreFunction::Dot:
+    case ScoreFunction::ScaledDot:
+    case ScoreFunction::NegSquaredDistance:
+      detail::require_shape("k", {q.batch, -1, q.cols}, detail::shape_of(k));
+      return;
+    case ScoreFunction::Additive: {
+      detail::require_shape("k", {q.batch, -1, -1}, detail::shape_of(k));
+      const Index hidden = params.wv.size();
+      detail::require_shape("Wq", {hidden, q.cols}, detail::shape_of(params.Wq));
+      detail::require_shape("Wk", {hidden, k.cols}, detail::shape_of(params.Wk));
+      return;
+    }
+    case ScoreFunction::General:
+      detail::require_shape("k", {q.batch, -1, -1}, detail::shape_of(k));
+      detail::require_shape("W", {q.cols, k.cols}, detail::shape_of(params.W));
+      return;
+  }
+}
+
+ScoreFunction parse_score_function(std::string_view name) {
+  for (const auto& entry : kScoreNames) {
+    if (name == entry.name) return entry.fn;
+  }
+  detail::fail("fn", "'dot' | 'scaled-dot' | 'neg-sq-dist' | 'additive' | 'general'",
+               "'" + std::string(name) + "'");
+}
+
+void detail::score_matrix(ScoreFunction fn, const ConstMatrixMap& q, const ConstMatrixMap& k,
+                          const ScoreParams& params, MatrixMap scores) {
+  switch (fn) {
+    case ScoreFunction::Dot:
+      scores.noalias() = q * k.transpose();
+      break;
+    case ScoreFunction::ScaledDot:
+      scores.noalias() = q * k.transpose();
+      if (q.cols() > 0) scores /= std::sqrt(static_cast<float>(q.cols()));
+      break;
+    case ScoreFunction::NegSquaredDistance:
+      // Direct differences rather than the expansion q.q - 2 q.k + k.k, which cancels
+      // catastrophically for nearby points.
+      for (Index i = 0; i < q.rows(); ++i) {
+        for (Index j = 0; j < k.rows(); ++j) {
+          scores(i, j) = -0.5f * (q.row(i) - k.row(j)).squaredNorm();
+        }
+      }
+      break;
+    case ScoreFunction::Additive:
+      additive_scores(q, k, params, scores);
+      break;
+    case ScoreFunction::General:
+      scores.noalias() = (q * params.W) * k.transpose();
+      break;
+  }
+}
+
+void score(ScoreFunction fn, ConstBatch q, ConstBatch k, const ScoreParams& params,
+           MutableBatch scores) {
+  detail::check_score_arguments(fn, q, k, params);
+  detail::require_shape("scores", {q.batch, q.rows, k.rows}, detail::shape_of(scores));
+  for (Index b = 0; b < q.batch; ++b) detail::score_matrix(fn, q[b], k[b], params, scores[b]);
+}
+
+Tensor3 score(ScoreFunction fn, const Tensor3& q, const Tensor3& k, const ScoreParams& params) {
+  Tensor3 scores(q.batch, q.rows, k.rows);
+  score(fn, q.view(), k.view(), params, scores.view());
+  return scores;
+}
+
+}  // namespace attn
