@@ -1,0 +1,89 @@
+// attention-wasm: attention mechanisms in WebAssembly. See index.d.ts for the documented API.
+
+import { createFunctions } from './functions.js';
+import { createMultiHeadAttentionClass } from './multi-head-attention.js';
+import { readSafetensors } from './safetensors.js';
+import { describe } from './tensor.js';
+
+export { readSafetensors };
+
+// (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt): validates only where SIMD128 is on.
+const SIMD_PROBE = new Uint8Array([
+  0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15,
+  253, 98, 11,
+]);
+
+export function simdSupported() {
+  try {
+    return WebAssembly.validate(SIMD_PROBE);
+  } catch {
+    return false;
+  }
+}
+
+// Literal URLs, so that bundlers (Vite, webpack, Rollup) see and emit both .wasm files.
+const VARIANTS = {
+  simd: {
+    backend: 'wasm-simd',
+    url: () => new URL('./wasm/attention-simd.wasm', import.meta.url),
+    glue: () => import('./wasm/attention-simd.mjs'),
+  },
+  scalar: {
+    backend: 'wasm',
+    url: () => new URL('./wasm/attention-scalar.wasm', import.meta.url),
+    glue: () => import('./wasm/attention-scalar.mjs'),
+  },
+};
+
+const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
+
+async function readBytes(url) {
+  if (isNode && url.protocol === 'file:') {
+    // A variable specifier keeps bundlers from pulling Node's fs into browser builds.
+    const fsModule = 'node:fs/promises';
+    const { readFile } = await import(/* @vite-ignore */ fsModule);
+    return readFile(url);
+  }
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`attention-wasm: could not load ${url}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+function toUrl(wasmUrl) {
+  if (wasmUrl instanceof URL) return wasmUrl;
+  if (typeof wasmUrl !== 'string') {
+    throw new TypeError(`wasmUrl: expected a string or URL, got ${describe(wasmUrl)}`);
+  }
+  const base = typeof location !== 'undefined' ? location.href : import.meta.url;
+  return new URL(wasmUrl, base);
+}
+
+/**
+ * Loads the wasm module: the SIMD build where WebAssembly SIMD validates, else the scalar one.
+ * options.simd: false forces the scalar build; true requires SIMD (an Error if unsupported).
+ * options.wasmUrl: where the chosen .wasm file is hosted, if not beside this file.
+ */
+export async function loadAttention(options = {}) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`options: expected { simd?, wasmUrl? }, got ${describe(options)}`);
+  }
+  const { simd, wasmUrl } = options;
+  if (simd !== undefined && typeof simd !== 'boolean') {
+    throw new TypeError(`simd: expected a boolean, got ${describe(simd)}`);
+  }
+  if (simd === true && !simdSupported()) {
+    throw new Error('attention-wasm: WebAssembly SIMD was required (simd: true) but this engine does not support it');
+  }
+  const variant = VARIANTS[simd ?? simdSupported() ? 'simd' : 'scalar'];
+  const [{ default: createModule }, wasmBinary] = await Promise.all([
+    variant.glue(),
+    readBytes(wasmUrl === undefined ? variant.url() : toUrl(wasmUrl)),
+  ]);
+  const module = await createModule({ wasmBinary });
+  return Object.freeze({
+    backend: variant.backend,
+    ...createFunctions(module),
+    MultiHeadAttention: createMultiHeadAttentionClass(module),
+    readSafetensors,
+  });
+}
