@@ -158,7 +158,7 @@ export function createFunctions(module) {
   }
 
   // The shared tail of the two attention functions: masks, buffers, call, copy out.
-  function attend(name, q, k, v, opts, call) {
+  function attend(q, k, v, opts, call) {
     const [batch, nq] = q.shape;
     const [, nk] = k.shape;
     const [, , dv] = checkRank3('v', v, [batch, nk, -1]);
@@ -180,7 +180,7 @@ export function createFunctions(module) {
     const opts = checkOptions('options', options);
     const [batch, , d] = checkRank3('q', q);
     checkRank3('k', k, [batch, -1, d]);
-    return attend('scaledDotProductAttention', q, k, v, opts, (scope, mask, attention, out, w) =>
+    return attend(q, k, v, opts, (scope, mask, attention, out, w) =>
       module.scaledDotProductAttention(arg(scope.put(q.data), q.shape), arg(scope.put(k.data), k.shape),
         arg(scope.put(v.data), v.shape), mask, attention, out, w));
   }
@@ -189,7 +189,7 @@ export function createFunctions(module) {
     const opts = checkOptions('options', options);
     const [batch, , dq] = checkRank3('q', q);
     const [, , dk] = checkRank3('k', k, [batch, -1, -1]);
-    return attend('additiveAttention', q, k, v, opts, (scope, mask, attention, out, w) =>
+    return attend(q, k, v, opts, (scope, mask, attention, out, w) =>
       module.additiveAttention(arg(scope.put(q.data), q.shape), arg(scope.put(k.data), k.shape),
         arg(scope.put(v.data), v.shape), scoreParams(scope, 'additive', opts, dq, dk), mask, attention, out, w));
   }

@@ -1,0 +1,184 @@
+// attention-wasm: attention mechanisms compiled to WebAssembly (SIMD where available).
+// Tensors are row-major (C order) float32: { data, shape }. Batched inputs are [B, n, d].
+// Every function validates its arguments and throws a TypeError (wrong kind of value) or a
+// RangeError (wrong shape or value) naming the argument, expected vs given. Results are fresh
+// JS-owned arrays, never views into the wasm heap.
+
+export interface Tensor<T extends ArrayLike<number> = Float32Array> {
+  data: T;
+  shape: number[];
+}
+
+/** Valid lengths (d2l): one per batch row [B] or one per query [B, nq]; each in [0, nk]. */
+export type ValidLens = Int32Array | number[] | Tensor<Int32Array>;
+
+/**
+ * A mask over scores: Uint8Array = boolean (1 = masked out, as PyTorch's bool attn_mask),
+ * Float32Array = additive (added to the scores). Shape [nq, nk] (broadcast) or one block per
+ * score matrix; a bare typed array is read by its length.
+ */
+export type ScoreMask = Uint8Array | Float32Array | Tensor<Uint8Array> | Tensor<Float32Array>;
+
+export type Kernel = 'gaussian' | 'boxcar' | 'epanechnikov' | 'constant';
+export type ScoreFunction = 'dot' | 'scaled-dot' | 'neg-sq-dist' | 'additive' | 'general';
+
+export interface AttentionResult {
+  /** [B, nq, dv] */
+  output: Tensor;
+  /** [B, nq, nk] attention weights before dropout, present when requested. */
+  weights?: Tensor;
+}
+
+export interface MaskOptions {
+  validLens?: ValidLens;
+  /** Query i sees only keys j <= i. */
+  causal?: boolean;
+  /**
+   * The score a masked position gets before the softmax. Default -1e6 (d2l): a fully masked
+   * row becomes uniform. -Infinity makes it NaN, as PyTorch does.
+   */
+  fill?: number;
+}
+
+export interface ScaledDotProductOptions extends MaskOptions {
+  /** [nq, nk] or [B, nq, nk]. */
+  mask?: ScoreMask;
+  /** Default 1 / sqrt(d). */
+  scale?: number;
+  /** Inverted dropout on the weights, in [0, 1); default 0. */
+  dropout?: number;
+  /** Dropout's random stream: the same seed drops the same weights. Default 0. */
+  seed?: number;
+  /** Also return the weights. Default false. */
+  weights?: boolean;
+}
+
+export interface AdditiveOptions extends ScaledDotProductOptions {
+  /** [h, dq] (PyTorch nn.Linear layout [out, in]). */
+  Wq: Tensor;
+  /** [h, dk] */
+  Wk: Tensor;
+  /** [h] */
+  wv: Tensor;
+}
+
+export interface ScoreOptions {
+  /** Default 'scaled-dot'. */
+  fn?: ScoreFunction;
+  /** additive: w_vᵀ tanh(W_q q + W_k k) with Wq [h, dq], Wk [h, dk], wv [h]. */
+  Wq?: Tensor;
+  Wk?: Tensor;
+  wv?: Tensor;
+  /** general: qᵀ W k with W [dq, dk]. */
+  W?: Tensor;
+}
+
+export interface KernelRegressionOptions {
+  /** [n, dx] or [n] */
+  keys: Tensor;
+  /** [n, dy] or [n] */
+  values: Tensor;
+  /** [m, dx] or [m] */
+  queries: Tensor;
+  /** Default 'gaussian'. */
+  kernel?: Kernel;
+  /** sigma > 0; default 1. */
+  bandwidth?: number;
+  /** Also return the [m, n] weights. Default false. */
+  weights?: boolean;
+}
+
+export interface MultiHeadConfig {
+  embedDim: number;
+  /** Must divide embedDim. */
+  numHeads: number;
+  /** Key width; default embedDim. */
+  kdim?: number;
+  /** Value width; default embedDim. */
+  vdim?: number;
+  /** Projection biases; default true. */
+  bias?: boolean;
+}
+
+export interface MultiHeadForwardOptions extends MaskOptions {
+  /** [B, S], 1 = padding (PyTorch's key_padding_mask). */
+  keyPaddingMask?: Uint8Array | Tensor<Uint8Array>;
+  /** [L, S] or [B * numHeads, L, S]; Uint8Array boolean or Float32Array additive. */
+  attnMask?: ScoreMask;
+  /** Default true, as PyTorch. */
+  needWeights?: boolean;
+  /** Default true: weights [B, L, S]; false: [B, numHeads, L, S]. */
+  averageAttnWeights?: boolean;
+  /** Default -Infinity here (PyTorch): a query that sees no key gives NaN. */
+  fill?: number;
+}
+
+export interface MultiHeadAttention {
+  readonly config: Readonly<Required<MultiHeadConfig>>;
+  /** The state-dict entries this configuration expects, with shapes. */
+  readonly parameters: { name: string; shape: number[] }[];
+  /**
+   * Loads torch.nn.MultiheadAttention weights by their state-dict names: in_proj_weight
+   * [3E, E] (or q_proj_weight / k_proj_weight / v_proj_weight when kdim or vdim differ),
+   * in_proj_bias [3E], out_proj.weight [E, E], out_proj.bias [E]. All entries are required.
+   */
+  loadStateDict(dict: Record<string, Tensor>): this;
+  /** Re-draws parameters as PyTorch initialises them (Xavier-uniform), from a seed. */
+  resetParameters(seed?: number): this;
+  /**
+   * query [B, L, E], key [B, S, kdim] (default query), value [B, S, vdim] (default key).
+   * Self-attention: forward(x). Cross-attention: forward(x, memory).
+   */
+  forward(query: Tensor, key?: Tensor, value?: Tensor, options?: MultiHeadForwardOptions): AttentionResult;
+  /** Frees the wasm memory; the instance cannot be used afterwards. */
+  dispose(): void;
+}
+
+export interface Attention {
+  readonly backend: 'wasm-simd' | 'wasm';
+  /** Nadaraya-Watson: output [m, dy], weights [m, n]. A query no key reaches gives NaN. */
+  kernelRegression(options: KernelRegressionOptions): { output: Tensor; weights?: Tensor };
+  /**
+   * Leave-one-out cross-validation error per bandwidth (mean squared error of predicting each
+   * value from the others); `best` is the bandwidth with the smallest error (NaN if none is
+   * finite: a key no other key reaches makes the error Infinity).
+   */
+  leaveOneOut(options: { keys: Tensor; values: Tensor; kernel?: Kernel; bandwidths: number[] | Float32Array }): {
+    errors: Float32Array;
+    best: number;
+  };
+  /** Softmax along the last axis, max-subtracted (logits of ±1e4 stay finite). */
+  softmax(x: Tensor): Tensor;
+  /** x [B, nq, nk]; masked scores are replaced by `fill` (default -1e6) before the softmax. */
+  maskedSoftmax(x: Tensor, validLens?: ValidLens | null, options?: { fill?: number }): Tensor;
+  /** Scores [B, nq, nk] of q [B, nq, dq] against k [B, nk, dk]. */
+  score(q: Tensor, k: Tensor, options?: ScoreOptions): Tensor;
+  /** [B, n, k] x [B, k, m] -> [B, n, m] */
+  bmm(a: Tensor, b: Tensor): Tensor;
+  /** softmax(mask(q kᵀ · scale)) v with q [B, nq, d], k [B, nk, d], v [B, nk, dv]. */
+  scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, options?: ScaledDotProductOptions): AttentionResult;
+  /** d2l's AdditiveAttention (Bahdanau): scores w_vᵀ tanh(W_q q + W_k k). */
+  additiveAttention(q: Tensor, k: Tensor, v: Tensor, options: AdditiveOptions): AttentionResult;
+  MultiHeadAttention: new (config: MultiHeadConfig) => MultiHeadAttention;
+  readSafetensors: typeof readSafetensors;
+  /** Sinusoidal encoding [n, d]: P[i, 2j] = sin(i / 10000^(2j/d)), P[i, 2j+1] = cos(same). */
+  positionalEncoding(n: number, d: number): Tensor;
+}
+
+export interface LoadOptions {
+  /** false forces the scalar build; true requires SIMD. Default: SIMD when supported. */
+  simd?: boolean;
+  /** Where the chosen .wasm is hosted, if not beside the package's index.js. */
+  wasmUrl?: string | URL;
+}
+
+export function loadAttention(options?: LoadOptions): Promise<Attention>;
+
+/** True when this engine validates WebAssembly SIMD128. */
+export function simdSupported(): boolean;
+
+/**
+ * Parses a .safetensors file. Float tensors (F32, F64, F16, BF16) become Float32Array; I32
+ * Int32Array; U8 and BOOL Uint8Array. Malformed files throw a RangeError.
+ */
+export function readSafetensors(bytes: Uint8Array | ArrayBuffer): Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>;

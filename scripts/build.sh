@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# `npm run build`: the wasm package in dist/ and the static page in build/site/ (relative paths,
+# so it can be hosted from any folder).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build-wasm.sh
+npx vite build --config web/vite.config.js --logLevel warn
