@@ -6,6 +6,7 @@
 #include "attend.hpp"
 #include "checks.hpp"
 #include "dropout.hpp"
+#include "fused_attention.hpp"
 #include "row_kernels.hpp"
 
 namespace attn {
@@ -62,6 +63,11 @@ void scaled_dot_product_attention(ConstBatch q, ConstBatch k, ConstBatch v,
 
   const float scale =
       options.scale.value_or(q.cols > 0 ? 1.0f / std::sqrt(static_cast<float>(q.cols)) : 1.0f);
+  if (options.dropout == 0.0f) {
+    detail::attention_fused(q, k, v, scale, options.mask, 1, output, weights);
+    return;
+  }
+  // Dropout needs the whole weight row before pooling, so it takes the unfused path.
   auto fill = [&](Index s, MatrixMap scores) {
     scores.noalias() = (q[s] * k[s].transpose()) * scale;
   };

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <string>
 
-#include "attend.hpp"
 #include "checks.hpp"
+#include "fused_attention.hpp"
 #include "random_stream.hpp"
 
 namespace attn {
@@ -171,21 +171,14 @@ void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch va
   const Matrix k = split_heads(project(key, w_k_, b_k_), batch, nk, heads);
   const Matrix v = split_heads(project(value, w_v_, b_v_), batch, nk, heads);
 
-  AttentionOptions attention;
-  attention.mask = options.mask;
-  attention.scale = 1.0f / std::sqrt(static_cast<float>(head_dim()));
-  const ConstBatch q_heads = as_batch(q, batch * heads, nq);
-  const ConstBatch k_heads = as_batch(k, batch * heads, nk);
-  auto fill = [&](Index s, MatrixMap scores) {
-    scores.noalias() = (q_heads[s] * k_heads[s].transpose()) * *attention.scale;
-  };
-
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim()));
   Matrix head_outputs(batch * heads * nq, head_dim());
   const MutableBatch head_output_batch{head_outputs.data(), batch * heads, nq, head_dim()};
   Matrix head_weights(weights ? batch * heads * nq : 0, nk);
   const MutableBatch head_weight_batch{head_weights.data(), batch * heads, nq, nk};
-  detail::attend(fill, as_batch(v, batch * heads, nk), attention, heads, head_output_batch,
-                 weights ? &head_weight_batch : nullptr);
+  detail::attention_fused(as_batch(q, batch * heads, nq), as_batch(k, batch * heads, nk),
+                          as_batch(v, batch * heads, nk), scale, options.mask, heads,
+                          head_output_batch, weights ? &head_weight_batch : nullptr);
 
   MatrixMap out(output.data, batch * nq, e);
   out.noalias() = merge_heads(head_outputs, batch, nq, heads) * w_out_.transpose();

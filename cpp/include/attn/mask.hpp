@@ -52,6 +52,11 @@ namespace detail {
 // apply_mask for the one score matrix number `matrix` of batch * batch_heads, so that callers
 // can mask matrix by matrix without materialising the whole batch.
 void mask_matrix(MatrixMap scores, const Mask& mask, Index matrix, Index batch, Index batch_heads);
+
+// The same for keys j0 .. j0 + count - 1 of query row i of that matrix ([nq, nk] scores), for
+// kernels that see scores a tile at a time.
+void mask_row_segment(float* scores, const Mask& mask, Index nq, Index nk, Index matrix,
+                      Index batch, Index batch_heads, Index i, Index j0, Index count);
 }  // namespace detail
 
 }  // namespace attn

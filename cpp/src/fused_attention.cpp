@@ -1,0 +1,167 @@
+#include "fused_attention.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "row_kernels.hpp"
+#include "simd/f32x4.hpp"
+
+namespace attn::detail {
+
+namespace {
+
+using simd::F32x4;
+
+constexpr Index kTile = 16;        // keys (or output columns) per micro-kernel call: 4 vectors
+constexpr Index kBlockKeys = 256;  // keys per online-softmax step: 2 score rows stay in L1
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+Index round_up(Index n, Index to) { return (n + to - 1) / to * to; }
+
+// C (2 rows x 4N columns) = A (2 rows x depth) * B (depth x 4N, row stride ldb).
+// Two rows by up to 16 columns is 8 accumulators: with the 4 B loads and 2 broadcasts that is
+// 14 live vectors, within the 16 registers V8 gives wasm SIMD on x86.
+template <int N>
+inline void f32_gemm_2xN4(const float* a0, const float* a1, const float* b, Index depth, Index ldb,
+                          F32x4 (&c0)[N], F32x4 (&c1)[N]) {
+  for (int n = 0; n < N; ++n) c0[n] = c1[n] = simd::splat(0.0f);
+  for (Index t = 0; t < depth; ++t) {
+    const F32x4 x0 = simd::splat(a0[t]);
+    const F32x4 x1 = simd::splat(a1[t]);
+    const float* row = b + t * ldb;
+    for (int n = 0; n < N; ++n) {
+      const F32x4 y = simd::load(row + 4 * n);
+      c0[n] = c0[n] + x0 * y;
+      c1[n] = c1[n] + x1 * y;
+    }
+  }
+}
+
+// K as panels of 16 keys, each [d][16] (zero-padded past nk), so that the score micro-kernel
+// reads 16 keys' t-th components as 4 contiguous vectors.
+void pack_keys(const float* k, Index nk, Index d, float* packed) {
+  const Index panels = round_up(nk, kTile) / kTile;
+  std::fill(packed, packed + panels * kTile * d, 0.0f);
+  for (Index j = 0; j < nk; ++j) {
+    float* panel = packed + (j / kTile) * kTile * d + j % kTile;
+    for (Index t = 0; t < d; ++t) panel[t * kTile] = k[j * d + t];
+  }
+}
+
+// out = alpha * out + P (2 x len) * V (len x dv) for the two rows.
+void pool_block(const float* p0, const float* p1, const float* v, Index len, Index dv, float alpha0,
+                float alpha1, float* out0, float* out1) {
+  const F32x4 a0 = simd::splat(alpha0), a1 = simd::splat(alpha1);
+  Index c = 0;
+  for (; c + kTile <= dv; c += kTile) {
+    F32x4 acc0[4], acc1[4];
+    f32_gemm_2xN4<4>(p0, p1, v + c, len, dv, acc0, acc1);
+    for (int n = 0; n < 4; ++n) {
+      simd::store(out0 + c + 4 * n, a0 * simd::load(out0 + c + 4 * n) + acc0[n]);
+      simd::store(out1 + c + 4 * n, a1 * simd::load(out1 + c + 4 * n) + acc1[n]);
+    }
+  }
+  for (; c + 4 <= dv; c += 4) {
+    F32x4 acc0[1], acc1[1];
+    f32_gemm_2xN4<1>(p0, p1, v + c, len, dv, acc0, acc1);
+    simd::store(out0 + c, a0 * simd::load(out0 + c) + acc0[0]);
+    simd::store(out1 + c, a1 * simd::load(out1 + c) + acc1[0]);
+  }
+  for (; c < dv; ++c) {
+    float s0 = 0, s1 = 0;
+    for (Index j = 0; j < len; ++j) {
+      s0 += p0[j] * v[j * dv + c];
+      s1 += p1[j] * v[j * dv + c];
+    }
+    out0[c] = alpha0 * out0[c] + s0;
+    out1[c] = alpha1 * out1[c] + s1;
+  }
+}
+
+}  // namespace
+
+void f32_attention_fused(const float* q, const float* k, const float* v, Index nq, Index nk,
+                         Index d, Index dv, float scale, const MaskContext& mask, float* out,
+                         float* weights) {
+  if (nk == 0) {  // no keys: the empty sum, as the unfused path gives
+    std::fill(out, out + nq * dv, 0.0f);
+    return;
+  }
+  // With weights requested, one block spans the whole row: its max is then final, and the
+  // normalised exponentials are the weights.
+  const Index block = weights ? std::max<Index>(round_up(nk, kTile), kTile) : kBlockKeys;
+  std::vector<float> packed(static_cast<size_t>(round_up(nk, kTile) * d));
+  std::vector<float> scaled_q(static_cast<size_t>(nq * d));
+  std::vector<float> scores(static_cast<size_t>(2 * block));
+  std::vector<float> spare_row(static_cast<size_t>(dv));
+  pack_keys(k, nk, d, packed.data());
+  for (Index i = 0; i < nq * d; ++i) scaled_q[i] = q[i] * scale;
+  const bool masked = !mask.mask.empty();
+
+  for (Index i0 = 0; i0 < nq; i0 += 2) {
+    // An odd last query is paired with itself; its twin's result goes to a spare row.
+    const Index i1 = std::min(i0 + 1, nq - 1);
+    const float* q0 = scaled_q.data() + i0 * d;
+    const float* q1 = scaled_q.data() + i1 * d;
+    float* out0 = out + i0 * dv;
+    float* out1 = i1 != i0 ? out + i1 * dv : spare_row.data();
+    std::fill(out0, out0 + dv, 0.0f);
+    std::fill(out1, out1 + dv, 0.0f);
+    float* s0 = scores.data();
+    float* s1 = scores.data() + block;
+    float max0 = kNegInf, max1 = kNegInf, sum0 = 0, sum1 = 0;
+
+    for (Index j0 = 0; j0 < nk; j0 += block) {
+      const Index len = std::min(block, nk - j0);
+      for (Index t = 0; t < len; t += kTile) {
+        F32x4 c0[4], c1[4];
+        f32_gemm_2xN4<4>(q0, q1, packed.data() + (j0 + t) * d, d, kTile, c0, c1);
+        for (int n = 0; n < 4; ++n) {
+          simd::store(s0 + t + 4 * n, c0[n]);
+          simd::store(s1 + t + 4 * n, c1[n]);
+        }
+      }
+      if (masked) {
+        mask_row_segment(s0, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i0, j0,
+                         len);
+        mask_row_segment(s1, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i1, j0,
+                         len);
+      }
+      const float new_max0 = simd::nan_max(max0, f32_row_max(s0, len));
+      const float new_max1 = simd::nan_max(max1, f32_row_max(s1, len));
+      // exp(-inf - m) = 0 on the first block; a row with no finite score stays NaN, as PyTorch.
+      const float alpha0 = std::exp(max0 - new_max0), alpha1 = std::exp(max1 - new_max1);
+      sum0 = alpha0 * sum0 + f32_exp_shifted_sum(s0, len, new_max0);
+      sum1 = alpha1 * sum1 + f32_exp_shifted_sum(s1, len, new_max1);
+      max0 = new_max0;
+      max1 = new_max1;
+      pool_block(s0, s1, v + j0 * dv, len, dv, j0 ? alpha0 : 0.0f, j0 ? alpha1 : 0.0f, out0, out1);
+    }
+
+    const float inverse0 = 1.0f / sum0, inverse1 = 1.0f / sum1;
+    for (Index c = 0; c < dv; ++c) {
+      out0[c] *= inverse0;
+      out1[c] *= inverse1;
+    }
+    if (weights) {
+      for (Index j = 0; j < nk; ++j) weights[i0 * nk + j] = s0[j] * inverse0;
+      if (i1 != i0) {
+        for (Index j = 0; j < nk; ++j) weights[i1 * nk + j] = s1[j] * inverse1;
+      }
+    }
+  }
+}
+
+void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
+                     Index batch_heads, MutableBatch output, const MutableBatch* weights) {
+  const Index batch = q.batch / batch_heads;
+  for (Index s = 0; s < q.batch; ++s) {
+    const MaskContext context{mask, s, batch, batch_heads};
+    f32_attention_fused(q[s].data(), k[s].data(), v[s].data(), q.rows, k.rows, q.cols, v.cols,
+                        scale, context, output[s].data(), weights ? (*weights)[s].data() : nullptr);
+  }
+}
+
+}  // namespace attn::detail

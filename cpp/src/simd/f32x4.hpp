@@ -1,0 +1,122 @@
+#pragma once
+// A 4-lane float vector: the portable layer the hot kernels are written in. Under wasm with
+// -msimd128 it is a v128 and every operation one SIMD128 instruction; elsewhere (native, and
+// the scalar wasm build) it is four floats and plain loops: the kernels' scalar twin, the same
+// source compiled against the other half of this file.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
+namespace attn::simd {
+
+#if defined(__wasm_simd128__)
+
+constexpr const char* kBackend = "wasmsimd";
+
+struct F32x4 {
+  v128_t v;
+};
+
+inline F32x4 load(const float* p) { return {wasm_v128_load(p)}; }
+inline void store(float* p, F32x4 a) { wasm_v128_store(p, a.v); }
+inline F32x4 splat(float x) { return {wasm_f32x4_splat(x)}; }
+inline F32x4 operator+(F32x4 a, F32x4 b) { return {wasm_f32x4_add(a.v, b.v)}; }
+inline F32x4 operator-(F32x4 a, F32x4 b) { return {wasm_f32x4_sub(a.v, b.v)}; }
+inline F32x4 operator*(F32x4 a, F32x4 b) { return {wasm_f32x4_mul(a.v, b.v)}; }
+// wasm's min/max propagate NaN, which the softmax relies on (a -inf row must stay NaN).
+inline F32x4 max(F32x4 a, F32x4 b) { return {wasm_f32x4_max(a.v, b.v)}; }
+inline F32x4 min(F32x4 a, F32x4 b) { return {wasm_f32x4_min(a.v, b.v)}; }
+inline float lane(F32x4 a, int i) {
+  alignas(16) float out[4];
+  wasm_v128_store(out, a.v);
+  return out[i];
+}
+
+// exp(x) for a vector: Cephes' range reduction x = n ln2 + r and a degree-5 polynomial for
+// exp(r), about 2 ulp over [-87, 88]. Below -87.3 the result is exactly 0 (so masked weights
+// are exactly zero); NaN stays NaN.
+inline F32x4 exp(F32x4 x) {
+  const v128_t input = x.v;
+  v128_t v =
+      wasm_f32x4_min(wasm_f32x4_max(input, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.3f));
+  const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(v, wasm_f32x4_splat(1.44269504088896341f)));
+  v = wasm_f32x4_sub(v, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
+  v = wasm_f32x4_sub(v, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
+  v128_t p = wasm_f32x4_splat(1.9875691500e-4f);
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, v), wasm_f32x4_splat(1.3981999507e-3f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, v), wasm_f32x4_splat(8.3334519073e-3f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, v), wasm_f32x4_splat(4.1665795894e-2f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, v), wasm_f32x4_splat(1.6666665459e-1f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(p, v), wasm_f32x4_splat(5.0000001201e-1f));
+  p = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(p, v), v),
+                     wasm_f32x4_add(v, wasm_f32x4_splat(1.0f)));
+  // 2^n by building the float's exponent field directly.
+  const v128_t scale =
+      wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
+  v128_t result = wasm_f32x4_mul(p, scale);
+  const v128_t underflow = wasm_f32x4_lt(input, wasm_f32x4_splat(-87.3f));
+  return {wasm_v128_andnot(result, underflow)};
+}
+
+#else
+
+constexpr const char* kBackend = "scalar";
+
+struct F32x4 {
+  float v[4];
+};
+
+inline F32x4 load(const float* p) {
+  F32x4 r;
+  std::memcpy(r.v, p, sizeof r.v);
+  return r;
+}
+inline void store(float* p, F32x4 a) { std::memcpy(p, a.v, sizeof a.v); }
+inline F32x4 splat(float x) { return {{x, x, x, x}}; }
+
+template <typename Op>
+inline F32x4 lanewise(F32x4 a, F32x4 b, Op op) {
+  return {{op(a.v[0], b.v[0]), op(a.v[1], b.v[1]), op(a.v[2], b.v[2]), op(a.v[3], b.v[3])}};
+}
+inline F32x4 operator+(F32x4 a, F32x4 b) {
+  return lanewise(a, b, [](float x, float y) { return x + y; });
+}
+inline F32x4 operator-(F32x4 a, F32x4 b) {
+  return lanewise(a, b, [](float x, float y) { return x - y; });
+}
+inline F32x4 operator*(F32x4 a, F32x4 b) {
+  return lanewise(a, b, [](float x, float y) { return x * y; });
+}
+// NaN-propagating, like wasm's f32x4.max (std::fmax would drop the NaN).
+inline F32x4 max(F32x4 a, F32x4 b) {
+  return lanewise(a, b,
+                  [](float x, float y) { return x != x || y != y ? x + y : (x > y ? x : y); });
+}
+inline F32x4 min(F32x4 a, F32x4 b) {
+  return lanewise(a, b,
+                  [](float x, float y) { return x != x || y != y ? x + y : (x < y ? x : y); });
+}
+inline float lane(F32x4 a, int i) { return a.v[i]; }
+inline F32x4 exp(F32x4 x) {
+  return {{std::exp(x.v[0]), std::exp(x.v[1]), std::exp(x.v[2]), std::exp(x.v[3])}};
+}
+
+#endif
+
+// max that returns NaN when either side is NaN, as the vector max does.
+inline float nan_max(float x, float y) { return x != x || y != y ? x + y : (x > y ? x : y); }
+
+inline float horizontal_max(F32x4 a) {
+  return nan_max(nan_max(lane(a, 0), lane(a, 1)), nan_max(lane(a, 2), lane(a, 3)));
+}
+
+inline float horizontal_sum(F32x4 a) {
+  return (lane(a, 0) + lane(a, 1)) + (lane(a, 2) + lane(a, 3));
+}
+
+}  // namespace attn::simd

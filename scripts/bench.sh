@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# `npm run bench`: builds what is missing, then runs the side-by-side benchmark (scripts/bench).
+# Pass --quick for two sizes only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build-wasm.sh >/dev/null
+node scripts/bench/run.js "$@"

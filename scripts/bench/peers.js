@@ -1,0 +1,195 @@
+// Peer libraries for the attention benchmark, each computing O = softmax(Q Kᵀ/√d) V on Q, K, V
+// of [n, d] float32, single thread, wasm SIMD:
+//   - TensorFlow.js wasm backend (@tensorflow/tfjs-backend-wasm): explicit transpose + matMul, and
+//     matMul(q, k, false, true); results read with dataSync() so a run includes completion.
+//   - onnxruntime-web (wasm backend): an ONNX graph of standard ops, and the com.microsoft
+//     MultiHeadAttention contrib op (models built by onnx-model.js). session.run is async only,
+//     so these runners are marked `async: true`: their fn returns a promise (time with
+//     measureAsync from timing.js).
+//
+// loadPeers() returns runners { name, make: async (t) => fn, release?, maxN?, async? }. A peer
+// that cannot load or run here is logged in one line and left out. Every runner is checked
+// against a double-precision reference at n = 33 before it is returned, and make() re-checks a
+// few rows at the benchmarked size; a disagreement (max abs diff > 1e-3) throws.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { attentionMatMulModel, attentionMhaModel } from './onnx-model.js';
+
+const require = createRequire(import.meta.url);
+const TOLERANCE = 1e-3;
+
+export class PeerMismatchError extends Error {}
+
+// ---- reference and checks ----------------------------------------------------------------------
+// Rows `rows` of O = softmax(Q Kᵀ/√d) V in double precision (q, k, v: [n, d] row-major).
+function referenceRows(q, k, v, n, d, rows) {
+  const out = new Float64Array(rows.length * d);
+  const scores = new Float64Array(n);
+  const scale = 1 / Math.sqrt(d);
+  rows.forEach((i, r) => {
+    let max = -Infinity;
+    for (let j = 0; j < n; j++) {
+      let dot = 0;
+      for (let t = 0; t < d; t++) dot += q[i * d + t] * k[j * d + t];
+      scores[j] = dot * scale;
+      if (scores[j] > max) max = scores[j];
+    }
+    let sum = 0;
+    for (let j = 0; j < n; j++) sum += scores[j] = Math.exp(scores[j] - max);
+    for (let j = 0; j < n; j++) {
+      const w = scores[j] / sum;
+      for (let t = 0; t < d; t++) out[r * d + t] += w * v[j * d + t];
+    }
+  });
+  return out;
+}
+
+function checkRows(name, out, t, rows) {
+  const { n, d } = t;
+  if (!out || out.length !== n * d) {
+    throw new PeerMismatchError(`${name}: output has ${out?.length} elements, expected ${n * d} (n = ${n}, d = ${d})`);
+  }
+  const ref = referenceRows(t.q.data, t.k.data, t.v.data, n, d, rows);
+  let worst = 0, at = 0;
+  rows.forEach((i, r) => {
+    for (let c = 0; c < d; c++) {
+      const diff = Math.abs(out[i * d + c] - ref[r * d + c]);
+      if (!(diff <= worst)) { worst = diff; at = i * d + c; } // NaN counts as worst
+    }
+  });
+  if (!(worst <= TOLERANCE)) {
+    throw new PeerMismatchError(`${name}: output disagrees with the float64 reference at n = ${n}, d = ${d}: ` +
+      `max abs diff ${worst} > ${TOLERANCE} (row ${Math.floor(at / d)}, column ${at % d})`);
+  }
+}
+
+function randomTask(n, d, seed) {
+  let s = seed >>> 0;
+  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296) * 2 - 1;
+  const shape = [1, n, d];
+  const make = () => ({ data: Float32Array.from({ length: n * d }, rand), shape });
+  return { n, d, q: make(), k: make(), v: make() };
+}
+
+// Wraps make() so the first run at every size is checked against the reference on a few rows.
+function checked(runner) {
+  return {
+    ...runner,
+    make: async (t) => {
+      const fn = await runner.make(t);
+      const out = await fn();
+      const rows = [...new Set([0, 1, t.n >> 1, t.n - 1])].filter((i) => i >= 0 && i < t.n);
+      checkRows(runner.name, out, t, rows);
+      return fn;
+    },
+  };
+}
+
+// ---- TensorFlow.js, wasm backend -----------------------------------------------------------------
+async function loadTfjs() {
+  const tf = require('@tensorflow/tfjs-core');
+  const wasm = require('@tensorflow/tfjs-backend-wasm'); // registers the 'wasm' backend
+  // In Node, Emscripten reads the .wasm with fs from this folder (no fetch, no file: URL).
+  const dist = join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + '/';
+  wasm.setWasmPaths(dist);
+  wasm.setThreadsCount(1);
+  // The backend picks tfjs-backend-wasm-simd.wasm when SIMD validates and threads are off (tfjs
+  // turns threads off in Node); insist on SIMD so we never time the scalar binary by accident.
+  if (!(await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT'))) throw new Error('WebAssembly SIMD not available');
+  if (!(await tf.setBackend('wasm'))) throw new Error("tf.setBackend('wasm') failed");
+  await tf.ready();
+  if (tf.getBackend() !== 'wasm') throw new Error(`backend is ${tf.getBackend()}, not wasm`);
+  const threads = wasm.getThreadsCount();
+  if (threads !== 1) throw new Error(`wasm backend runs ${threads} threads, not 1`);
+
+  const runner = (name, body) => {
+    let held = [];
+    return {
+      name,
+      make: async ({ n, d, q, k, v }) => {
+        tf.dispose(held);
+        const Q = tf.tensor2d(q.data, [n, d]);
+        const K = tf.tensor2d(k.data, [n, d]);
+        const V = tf.tensor2d(v.data, [n, d]);
+        const scale = tf.scalar(1 / Math.sqrt(d));
+        held = [Q, K, V, scale];
+        return () => {
+          const out = tf.tidy(() => body(Q, K, V, scale));
+          const data = out.dataSync();
+          out.dispose();
+          return data;
+        };
+      },
+      release: async () => { tf.dispose(held); held = []; },
+    };
+  };
+  return [
+    runner('tfjs-wasm (transpose + matMul)', (Q, K, V, scale) =>
+      tf.matMul(tf.softmax(tf.mul(tf.matMul(Q, tf.transpose(K)), scale)), V)),
+    runner('tfjs-wasm (matMul transposeB)', (Q, K, V, scale) =>
+      tf.matMul(tf.softmax(tf.mul(tf.matMul(Q, K, false, true), scale)), V)),
+  ];
+}
+
+// ---- onnxruntime-web, wasm backend ----------------------------------------------------------------
+async function loadOrt() {
+  const ort = await import('onnxruntime-web'); // Node export: dist/ort.node.min.mjs + the .wasm beside it
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.simd = true;
+  ort.env.wasm.proxy = false;
+  ort.env.logLevel = 'error';
+  const options = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+
+  const runner = (name, buildModel, inputNames, shapeOf) => {
+    let session = null;
+    return {
+      name,
+      async: true,
+      make: async ({ n, d, q, k, v }) => {
+        await session?.release();
+        session = await ort.InferenceSession.create(buildModel(n, d), options);
+        const shape = shapeOf(n, d);
+        const feeds = {};
+        [q, k, v].forEach((x, i) => { feeds[inputNames[i]] = new ort.Tensor('float32', x.data, shape); });
+        const output = session.outputNames[0];
+        return async () => (await session.run(feeds))[output].data;
+      },
+      release: async () => { await session?.release(); session = null; },
+    };
+  };
+  return [
+    runner('onnxruntime-web MatMul graph', attentionMatMulModel, ['Q', 'K', 'V'], (n, d) => [n, d]),
+    runner('onnxruntime-web MHA op', attentionMhaModel, ['query', 'key', 'value'], (n, d) => [1, n, d]),
+  ];
+}
+
+// ---- loading -----------------------------------------------------------------------------------
+const oneLine = (e) => String(e?.message ?? e).split('\n')[0].slice(0, 200);
+
+export async function loadPeers({ log = console.log } = {}) {
+  const peers = [];
+  const small = randomTask(33, 64, 7);
+  for (const [label, load] of [['tfjs-backend-wasm', loadTfjs], ['onnxruntime-web', loadOrt]]) {
+    let runners;
+    try {
+      runners = await load();
+    } catch (e) {
+      log(`peers: leaving out ${label}: ${oneLine(e)}`);
+      continue;
+    }
+    for (const runner of runners.map(checked)) {
+      try {
+        const fn = await runner.make(small);
+        checkRows(runner.name, await fn(), small, [...Array(small.n).keys()]); // every row at n = 33
+      } catch (e) {
+        if (e instanceof PeerMismatchError) throw e;
+        log(`peers: leaving out ${runner.name}: ${oneLine(e)}`);
+        continue;
+      } finally {
+        await runner.release?.();
+      }
+      peers.push(runner);
+    }
+  }
+  return peers;
+}
