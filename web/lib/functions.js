@@ -33,7 +33,7 @@ function checkAttentionOptions(options) {
   const { scale, dropout = 0, seed = 0, weights = false } = options;
   if (scale != null) checkNumber('scale', scale, { min: -Infinity, max: Infinity, minOpen: true, maxOpen: true });
   checkNumber('dropout', dropout, { min: 0, max: 1, maxOpen: true });
-  checkSize('seed', seed);
+  checkSize('seed', seed, Number.MAX_SAFE_INTEGER);
   checkBoolean('weights', weights);
   return { scale: scale ?? NaN, dropout, seed, weights };
 }

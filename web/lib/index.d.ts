@@ -179,6 +179,7 @@ export function simdSupported(): boolean;
 
 /**
  * Parses a .safetensors file. Float tensors (F32, F64, F16, BF16) become Float32Array; I32
- * Int32Array; U8 and BOOL Uint8Array. Malformed files throw a RangeError.
+ * Int32Array; U8 and BOOL Uint8Array. Malformed files throw a RangeError; a tensor of another
+ * dtype throws a TypeError naming it.
  */
 export function readSafetensors(bytes: Uint8Array | ArrayBuffer): Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>;

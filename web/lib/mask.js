@@ -6,8 +6,12 @@ import { checkBoolean, checkTensor, describe, shapeString } from './tensor.js';
 // validLens: Int32Array | number[] | { data: Int32Array, shape: [B] | [B, nq] }.
 function toValidLens(name, value, batch, nq, nk) {
   let data = value;
-  if (value && !ArrayBuffer.isView(value) && !Array.isArray(value) && 'data' in value) {
-    checkTensor(name, value, null, Int32Array);
+  if (value !== null && typeof value === 'object' && !ArrayBuffer.isView(value) && !Array.isArray(value)) {
+    const shape = checkTensor(name, value, null, Int32Array);
+    const accepted = shape.length === 1 ? shape[0] === batch : shape.length === 2 && shape[0] === batch && shape[1] === nq;
+    if (!accepted) {
+      throw new RangeError(`${name}: expected shape [${batch}] or [${batch}, ${nq}], got ${shapeString(shape)}`);
+    }
     data = value.data;
   }
   if (Array.isArray(data)) data = Int32Array.from(data, (x) => checkLength(name, x, nk));

@@ -25,11 +25,13 @@ export function createMultiHeadAttentionClass(module) {
       checkPositiveInteger('kdim', kdim);
       checkPositiveInteger('vdim', vdim);
       checkBoolean('bias', bias);
+      // The four projection matrices: E x E (query, output), E x kdim, E x vdim.
+      checkAllocation('embedDim', [embedDim, 2 * embedDim + kdim + vdim]);
       const handle = new module.MultiHeadAttention();
       const error = handle.init(embedDim, numHeads, kdim, vdim, bias);
       if (error) {
         handle.delete();
-        throw new RangeError(error);
+        throw new RangeError(`embedDim: could not create attention with embedDim ${embedDim}, kdim ${kdim}, vdim ${vdim}: ${error}`);
       }
       this.#handle = handle;
       this.#specs = JSON.parse(handle.parameterSpecs());

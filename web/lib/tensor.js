@@ -3,6 +3,8 @@
 // was expected and what was given.
 
 const MAX_WASM_BYTES = 2 ** 32;
+// Sizes cross into wasm as 32-bit signed ints.
+const MAX_SIZE = 2 ** 31 - 1;
 
 export function describe(value) {
   if (value === null) return 'null';
@@ -15,12 +17,12 @@ export function describe(value) {
 
 export const shapeString = (shape) => `[${shape.map((d) => (d < 0 ? '*' : d)).join(', ')}]`;
 
-export function checkSize(name, value) {
+export function checkSize(name, value, max = MAX_SIZE) {
   if (typeof value !== 'number') {
     throw new TypeError(`${name}: expected a non-negative integer, got ${describe(value)}`);
   }
-  if (!Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${name}: expected a non-negative integer, got ${value}`);
+  if (!Number.isSafeInteger(value) || value < 0 || value > max) {
+    throw new RangeError(`${name}: expected an integer in [0, ${max}], got ${value}`);
   }
   return value;
 }
@@ -73,7 +75,9 @@ export function checkTensor(name, tensor, expected, ArrayType = Float32Array) {
   if (!Array.isArray(shape)) {
     throw new TypeError(`${name}.shape: expected an array of sizes, got ${describe(shape)}`);
   }
-  shape.forEach((size, axis) => checkSize(`${name}.shape[${axis}]`, size));
+  // Sizes are first checked as integers only, so that a shape that disagrees with its data is
+  // reported as such; the 32-bit limit of wasm comes after.
+  shape.forEach((size, axis) => checkSize(`${name}.shape[${axis}]`, size, Number.MAX_SAFE_INTEGER));
   if (expected) {
     const fits = shape.length === expected.length && expected.every((e, i) => e < 0 || e === shape[i]);
     if (!fits) {
@@ -86,6 +90,7 @@ export function checkTensor(name, tensor, expected, ArrayType = Float32Array) {
       `${name}: shape ${shapeString(shape)} holds ${count} values, but data has ${data.length}`,
     );
   }
+  shape.forEach((size, axis) => checkSize(`${name}.shape[${axis}]`, size));
   return shape;
 }
 

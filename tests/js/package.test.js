@@ -1,0 +1,39 @@
+// The installed package (npm pack tarball) has what its package.json promises: the ES module
+// entry with the three exports, the type declarations, and both wasm builds.
+
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import * as api from 'attention-wasm';
+
+const require = createRequire(import.meta.url);
+const manifestPath = require.resolve('attention-wasm/package.json');
+const root = dirname(manifestPath);
+const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+
+test('the entry exports loadAttention, readSafetensors and simdSupported', () => {
+  assert.deepEqual(Object.keys(api).sort(), ['loadAttention', 'readSafetensors', 'simdSupported']);
+  for (const name of Object.keys(api)) assert.equal(typeof api[name], 'function', name);
+});
+
+test('the declared types file is in the package and declares the API', () => {
+  const types = manifest.exports['.'].types ?? manifest.types;
+  const file = join(root, types);
+  assert.ok(existsSync(file), `${types} is missing from the tarball`);
+  const text = readFileSync(file, 'utf8');
+  for (const name of ['loadAttention', 'readSafetensors', 'simdSupported', 'MultiHeadAttention', 'scaledDotProductAttention']) {
+    assert.match(text, new RegExp(`\\b${name}\\b`), name);
+  }
+});
+
+test('both wasm builds and their glue are in the package', () => {
+  for (const variant of ['simd', 'scalar']) {
+    const wasm = fileURLToPath(import.meta.resolve(`attention-wasm/wasm/${variant}`));
+    assert.ok(existsSync(wasm), wasm);
+    assert.ok(existsSync(wasm.replace(/\.wasm$/, '.mjs')), `${variant} glue`);
+  }
+});

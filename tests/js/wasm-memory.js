@@ -1,0 +1,24 @@
+// Captures the WebAssembly.Memory of every module instantiated in this process, so that tests
+// can measure the wasm heap (memory.buffer.byteLength) without a hook in the package: the
+// Emscripten glue instantiates through WebAssembly.instantiate, which is wrapped here. Import
+// this module before loading the package (backends.js does).
+
+export const memories = [];
+
+function remember(instance) {
+  const exports = Object.values(instance?.exports ?? {});
+  const memory = exports.find((value) => value instanceof WebAssembly.Memory);
+  if (memory) memories.push(memory);
+}
+
+const { instantiate } = WebAssembly;
+WebAssembly.instantiate = async function (...args) {
+  const result = await instantiate.apply(this, args);
+  remember(result instanceof WebAssembly.Instance ? result : result.instance);
+  return result;
+};
+
+/** The memory most recently instantiated (call right after an awaited loadAttention()). */
+export function lastMemory() {
+  return memories[memories.length - 1];
+}
