@@ -21,6 +21,8 @@ struct AttentionOptions {
 // q [B, nq, d], k [B, nk, d], v [B, nk, dv] -> output [B, nq, dv]; weights [B, nq, nk] when
 // `weights` is non-null. The weights written are the attention distribution before dropout
 // (rows sum to 1), as d2l keeps them; dropout only changes what is pooled.
+// With no keys (nk = 0) the output is zero, the empty sum, as PyTorch's math path gives (unlike
+// kernel_regression, whose unreached queries are NaN by its own rule).
 // Throws std::invalid_argument naming the argument whose shape or value does not fit.
 void scaled_dot_product_attention(ConstBatch q, ConstBatch k, ConstBatch v,
                                   const AttentionOptions& options, MutableBatch output,

@@ -1,6 +1,7 @@
 #pragma once
 // What may hide a key from a query. Several masks may be combined; a position is masked if any
-// of them masks it.
+// of them masks it. The additive mask is added first; a masked position's score is then
+// replaced by `fill` whatever was added.
 
 #include <cstdint>
 #include <limits>

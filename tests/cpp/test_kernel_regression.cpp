@@ -1,0 +1,222 @@
+// Nadaraya-Watson kernel regression and leave-one-out bandwidth selection.
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "attn/kernel_regression.hpp"
+#include "reference.hpp"
+
+using attn::Index;
+using attn::Kernel;
+using attn::Matrix;
+
+namespace {
+
+const Kernel kAllKernels[] = {Kernel::Gaussian, Kernel::Boxcar, Kernel::Epanechnikov,
+                              Kernel::Constant};
+
+std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.end()}; }
+
+// Index of the first smallest entry.
+size_t argmin(const std::vector<float>& x) {
+  return static_cast<size_t>(std::min_element(x.begin(), x.end()) - x.begin());
+}
+
+// n bandwidths log-spaced from lo to hi.
+std::vector<float> log_grid(double lo, double hi, int n) {
+  std::vector<float> grid;
+  for (int i = 0; i < n; ++i) {
+    grid.push_back(static_cast<float>(lo * std::pow(hi / lo, static_cast<double>(i) / (n - 1))));
+  }
+  return grid;
+}
+
+}  // namespace
+
+TEST_CASE("Nadaraya-Watson matches the reference for every kernel on 1-D data", "[regression]") {
+  const Matrix keys = ref::random_matrix(30, 1, 1, 0.0f, 5.0f);
+  const Matrix values = ref::random_matrix(30, 1, 2, -3.0f, 3.0f);
+  const Matrix queries = ref::random_matrix(12, 1, 3, 0.0f, 5.0f);
+  for (Kernel kernel : kAllKernels) {
+    for (float sigma : {0.5f, 1.0f, 2.0f}) {
+      CAPTURE(attn::kernel_name(kernel), sigma);
+      const auto got = attn::kernel_regression(keys, values, queries, kernel, sigma);
+      const auto expected = ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values),
+                                                 ref::to_double(queries), kernel, sigma);
+      ref::check_close(got.weights, expected.weights, ref::kTight, "weights");
+      ref::check_close(got.output, expected.output, ref::kSum, "output");
+    }
+  }
+}
+
+TEST_CASE("Nadaraya-Watson matches the reference on vector keys and values", "[regression]") {
+  const Matrix keys = ref::random_matrix(25, 4, 4);
+  const Matrix values = ref::random_matrix(25, 3, 5);
+  const Matrix queries = ref::random_matrix(8, 4, 6);
+  for (Kernel kernel : kAllKernels) {
+    CAPTURE(attn::kernel_name(kernel));
+    const auto got = attn::kernel_regression(keys, values, queries, kernel, 1.25f);
+    const auto expected = ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values),
+                                               ref::to_double(queries), kernel, 1.25);
+    REQUIRE(got.output.rows() == 8);
+    REQUIRE(got.output.cols() == 3);
+    REQUIRE(got.weights.rows() == 8);
+    REQUIRE(got.weights.cols() == 25);
+    ref::check_close(got.weights, expected.weights, ref::kTight, "weights");
+    ref::check_close(got.output, expected.output, ref::kSum, "output");
+  }
+}
+
+TEST_CASE("Kernel regression weights are non-negative and each row sums to 1", "[regression]") {
+  const Matrix keys = ref::random_matrix(40, 2, 7);
+  const Matrix values = ref::random_matrix(40, 1, 8);
+  const Matrix queries = ref::random_matrix(10, 2, 9, -0.5f, 0.5f);
+  for (Kernel kernel : kAllKernels) {
+    CAPTURE(attn::kernel_name(kernel));
+    // sigma = 3 exceeds every distance in [-1, 1]^2, so every query reaches some key.
+    const auto got = attn::kernel_regression(keys, values, queries, kernel, 3.0f);
+    for (Index i = 0; i < got.weights.rows(); ++i) {
+      CAPTURE(i);
+      CHECK(got.weights.row(i).minCoeff() >= 0.0f);
+      CHECK_THAT(got.weights.row(i).cast<double>().sum(), Catch::Matchers::WithinAbs(1.0, 1e-6));
+    }
+  }
+}
+
+TEST_CASE("The constant kernel averages the values", "[regression]") {
+  const Matrix keys = ref::random_matrix(17, 3, 10);
+  const Matrix values = ref::random_matrix(17, 2, 11, -5.0f, 5.0f);
+  const Matrix queries = ref::random_matrix(4, 3, 12, -10.0f, 10.0f);
+  const auto got = attn::kernel_regression(keys, values, queries, Kernel::Constant, 0.01f);
+  ref::Mat expected(4, 2);
+  for (Index c = 0; c < 2; ++c) {
+    double mean = 0.0;
+    for (Index i = 0; i < 17; ++i) mean += values(i, c);
+    mean /= 17.0;
+    for (Index q = 0; q < 4; ++q) expected(q, c) = mean;
+  }
+  ref::check_close(got.output, expected, ref::kSum, "output");
+  ref::check_close(got.weights, ref::Mat(4, 17, 1.0 / 17.0), ref::kTight, "weights");
+}
+
+TEST_CASE("A query that no key reaches has zero weights and a NaN output", "[regression]") {
+  Matrix keys(3, 1);
+  keys << 0.0f, 1.0f, 2.0f;
+  Matrix values(3, 2);
+  values << 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f;
+  Matrix queries(2, 1);
+  queries << 1.0f, 10.0f;  // the first sits on a key, the second is far from all of them
+  for (Kernel kernel : {Kernel::Boxcar, Kernel::Epanechnikov}) {
+    CAPTURE(attn::kernel_name(kernel));
+    const auto got = attn::kernel_regression(keys, values, queries, kernel, 1e-3f);
+    // Reached: only key 1, with weight 1.
+    CHECK(got.weights(0, 0) == 0.0f);
+    CHECK(got.weights(0, 1) == 1.0f);
+    CHECK(got.weights(0, 2) == 0.0f);
+    CHECK(got.output(0, 0) == 3.0f);
+    CHECK(got.output(0, 1) == 4.0f);
+    // Not reached: zero weights, NaN output.
+    for (Index i = 0; i < 3; ++i) CHECK(got.weights(1, i) == 0.0f);
+    CHECK(std::isnan(got.output(1, 0)));
+    CHECK(std::isnan(got.output(1, 1)));
+  }
+}
+
+TEST_CASE("Leave-one-out errors match the reference and best is their argmin", "[regression]") {
+  const Matrix keys = ref::random_matrix(20, 2, 13);
+  const Matrix values = ref::random_matrix(20, 2, 14);
+  const std::vector<float> bandwidths = {0.3f, 0.5f, 0.8f, 1.2f, 2.0f, 5.0f};
+  for (Kernel kernel : {Kernel::Gaussian, Kernel::Epanechnikov, Kernel::Boxcar}) {
+    CAPTURE(attn::kernel_name(kernel));
+    const auto got = attn::leave_one_out(keys, values, kernel, bandwidths);
+    const auto expected =
+        ref::leave_one_out(ref::to_double(keys), ref::to_double(values), kernel, widen(bandwidths));
+    REQUIRE(got.errors.size() == bandwidths.size());
+    ref::check_close(got.errors.data(), expected.errors.data(), got.errors.size(), ref::kSum,
+                     "errors");
+    if (std::isnan(expected.best)) {
+      CHECK(std::isnan(got.best));
+    } else {
+      CHECK(got.best == bandwidths[argmin(got.errors)]);
+      CHECK(got.best == static_cast<float>(expected.best));
+    }
+  }
+}
+
+TEST_CASE("Leave-one-out picks an interior bandwidth for f(x) = 2 sin x + x", "[regression]") {
+  // 40 evenly spaced points on [0, 5), targets with seeded Gaussian noise (sd 0.5). A tiny
+  // bandwidth interpolates the noise of the neighbours, a huge one predicts the global mean:
+  // cross-validation must settle in between.
+  const Index n = 40;
+  const auto noise = ref::normal(static_cast<size_t>(n), 2024, 0.0f, 0.5f);
+  Matrix x(n, 1), y(n, 1);
+  for (Index i = 0; i < n; ++i) {
+    x(i, 0) = 5.0f * static_cast<float>(i) / static_cast<float>(n);
+    y(i, 0) = 2.0f * std::sin(x(i, 0)) + x(i, 0) + noise[static_cast<size_t>(i)];
+  }
+  const std::vector<float> grid = log_grid(0.02, 20.0, 13);
+  const auto got = attn::leave_one_out(x, y, Kernel::Gaussian, grid);
+  const auto expected =
+      ref::leave_one_out(ref::to_double(x), ref::to_double(y), Kernel::Gaussian, widen(grid));
+  ref::check_close(got.errors.data(), expected.errors.data(), grid.size(), ref::kSum, "errors");
+
+  const size_t best = argmin(got.errors);
+  CAPTURE(best, got.best);
+  CHECK(got.best == grid[best]);
+  CHECK(best > 0);
+  CHECK(best < grid.size() - 1);
+  CHECK(got.best == static_cast<float>(expected.best));
+}
+
+TEST_CASE("Leave-one-out takes the first bandwidth on ties", "[regression]") {
+  // The constant kernel ignores the bandwidth: every error is the same.
+  const Matrix keys = ref::random_matrix(6, 1, 15);
+  const Matrix values = ref::random_matrix(6, 1, 16);
+  const auto got = attn::leave_one_out(keys, values, Kernel::Constant, {3.0f, 1.0f, 2.0f});
+  REQUIRE(got.errors.size() == 3);
+  CHECK(got.errors[0] == got.errors[1]);
+  CHECK(got.errors[1] == got.errors[2]);
+  CHECK(got.best == 3.0f);
+}
+
+TEST_CASE("A bandwidth that leaves a key without neighbours has infinite error", "[regression]") {
+  // Keys 1 apart: a boxcar of width 0.5 reaches no other key, one of width 1 reaches them.
+  Matrix keys(4, 1), values(4, 1);
+  keys << 0.0f, 1.0f, 2.0f, 3.0f;
+  values << 1.0f, 2.0f, 4.0f, 8.0f;
+  const auto got = attn::leave_one_out(keys, values, Kernel::Boxcar, {0.5f, 1.0f});
+  REQUIRE(got.errors.size() == 2);
+  CHECK(std::isinf(got.errors[0]));
+  CHECK(got.errors[0] > 0.0f);
+  // Width 1: predictions 2, 2.5, 5, 4 -> errors 1, 0.25, 1, 16 -> mean 4.5625.
+  CHECK_THAT(got.errors[1], Catch::Matchers::WithinRel(4.5625, 1e-6));
+  CHECK(got.best == 1.0f);
+
+  const auto none = attn::leave_one_out(keys, values, Kernel::Boxcar, {0.25f, 0.5f});
+  CHECK(std::isinf(none.errors[0]));
+  CHECK(std::isinf(none.errors[1]));
+  CHECK(std::isnan(none.best));
+}
+
+TEST_CASE("Leave-one-out with a single key has nothing to leave out", "[regression]") {
+  Matrix keys(1, 1), values(1, 1);
+  keys << 0.5f;
+  values << 2.0f;
+  const auto got = attn::leave_one_out(keys, values, Kernel::Gaussian, {1.0f, 2.0f});
+  CHECK(std::isnan(got.best));
+}
+
+TEST_CASE("Kernel regression with no keys has nothing to average and gives NaN", "[regression]") {
+  // The header's rule for a query that no key reaches, applied to n = 0.
+  const Matrix keys(0, 2), values(0, 3);
+  const Matrix queries = ref::random_matrix(2, 2, 17);
+  const auto got = attn::kernel_regression(keys, values, queries, Kernel::Gaussian, 1.0f);
+  REQUIRE(got.weights.rows() == 2);
+  REQUIRE(got.weights.cols() == 0);
+  REQUIRE(got.output.rows() == 2);
+  REQUIRE(got.output.cols() == 3);
+  for (Index i = 0; i < got.output.size(); ++i) CHECK(std::isnan(got.output.data()[i]));
+}
