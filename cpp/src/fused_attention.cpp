@@ -14,8 +14,9 @@ namespace {
 
 using simd::F32x4;
 
-constexpr Index kTile = 16;        // keys (or output columns) per micro-kernel call: 4 vectors
-constexpr Index kBlockKeys = 256;  // keys per online-softmax step: 2 score rows stay in L1
+constexpr Index kTile = 16;          // keys (or output columns) per micro-kernel call: 4 vectors
+constexpr Index kBlockKeys = 128;    // keys per online-softmax step: 32 KB of packed K at d = 64
+constexpr Index kBlockQueries = 64;  // queries that pass over one key block while it is hot
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 Index round_up(Index n, Index to) { return (n + to - 1) / to * to; }
@@ -85,72 +86,80 @@ void pool_block(const float* p0, const float* p1, const float* v, Index len, Ind
 void f32_attention_fused(const float* q, const float* k, const float* v, Index nq, Index nk,
                          Index d, Index dv, float scale, const MaskContext& mask, float* out,
                          float* weights) {
-  if (nk == 0) {  // no keys: the empty sum, as the unfused path gives
-    std::fill(out, out + nq * dv, 0.0f);
-    return;
-  }
-  // With weights requested, one block spans the whole row: its max is then final, and the
-  // normalised exponentials are the weights.
-  const Index block = weights ? std::max<Index>(round_up(nk, kTile), kTile) : kBlockKeys;
+  std::fill(out, out + nq * dv, 0.0f);
+  if (nk == 0) return;  // no keys: the empty sum, as the unfused path gives
+  // With weights requested, one key block spans the whole row: its max is then final, and the
+  // normalised exponentials are the weights. Otherwise key blocks small enough that a packed K
+  // block and its V block stay in L1/L2 while a block of queries passes over them.
+  const Index key_block = weights ? round_up(nk, kTile) : kBlockKeys;
   std::vector<float> packed(static_cast<size_t>(round_up(nk, kTile) * d));
   std::vector<float> scaled_q(static_cast<size_t>(nq * d));
-  std::vector<float> scores(static_cast<size_t>(2 * block));
-  std::vector<float> spare_row(static_cast<size_t>(dv));
+  std::vector<float> scores(static_cast<size_t>(2 * key_block));
+  // Running max and sum per query; index nq is the spare twin of an odd last query, and
+  // spare_row its output, computed and thrown away.
+  std::vector<float> row_max(static_cast<size_t>(nq + 1), kNegInf);
+  std::vector<float> row_sum(static_cast<size_t>(nq + 1), 0.0f);
+  std::vector<float> spare_row(static_cast<size_t>(dv), 0.0f);
   pack_keys(k, nk, d, packed.data());
   for (Index i = 0; i < nq * d; ++i) scaled_q[i] = q[i] * scale;
   const bool masked = !mask.mask.empty();
+  float* s0 = scores.data();
+  float* s1 = scores.data() + key_block;
 
-  for (Index i0 = 0; i0 < nq; i0 += 2) {
-    // An odd last query is paired with itself; its twin's result goes to a spare row.
-    const Index i1 = std::min(i0 + 1, nq - 1);
-    const float* q0 = scaled_q.data() + i0 * d;
-    const float* q1 = scaled_q.data() + i1 * d;
-    float* out0 = out + i0 * dv;
-    float* out1 = i1 != i0 ? out + i1 * dv : spare_row.data();
-    std::fill(out0, out0 + dv, 0.0f);
-    std::fill(out1, out1 + dv, 0.0f);
-    float* s0 = scores.data();
-    float* s1 = scores.data() + block;
-    float max0 = kNegInf, max1 = kNegInf, sum0 = 0, sum1 = 0;
-
-    for (Index j0 = 0; j0 < nk; j0 += block) {
-      const Index len = std::min(block, nk - j0);
-      for (Index t = 0; t < len; t += kTile) {
-        F32x4 c0[4], c1[4];
-        f32_gemm_2xN4<4>(q0, q1, packed.data() + (j0 + t) * d, d, kTile, c0, c1);
-        for (int n = 0; n < 4; ++n) {
-          simd::store(s0 + t + 4 * n, c0[n]);
-          simd::store(s1 + t + 4 * n, c1[n]);
+  for (Index query_start = 0; query_start < nq; query_start += kBlockQueries) {
+    const Index query_end = std::min(nq, query_start + kBlockQueries);
+    for (Index j0 = 0; j0 < nk; j0 += key_block) {
+      const Index len = std::min(key_block, nk - j0);
+      for (Index i0 = query_start; i0 < query_end; i0 += 2) {
+        const Index r1 = i0 + 1 < query_end ? i0 + 1 : nq;  // nq: the spare twin
+        const Index i1 = r1 == nq ? i0 : r1;                // the query row it computes
+        float* out0 = out + i0 * dv;
+        float* out1 = r1 == nq ? spare_row.data() : out + r1 * dv;
+        for (Index t = 0; t < len; t += kTile) {
+          F32x4 c0[4], c1[4];
+          f32_gemm_2xN4<4>(scaled_q.data() + i0 * d, scaled_q.data() + i1 * d,
+                           packed.data() + (j0 + t) * d, d, kTile, c0, c1);
+          for (int n = 0; n < 4; ++n) {
+            simd::store(s0 + t + 4 * n, c0[n]);
+            simd::store(s1 + t + 4 * n, c1[n]);
+          }
+        }
+        if (masked) {
+          mask_row_segment(s0, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i0, j0,
+                           len);
+          mask_row_segment(s1, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i1, j0,
+                           len);
+        }
+        float alpha[2];
+        float* rows[2] = {s0, s1};
+        const Index state[2] = {i0, r1};
+        for (int r = 0; r < 2; ++r) {
+          float& running_max = row_max[static_cast<size_t>(state[r])];
+          float& running_sum = row_sum[static_cast<size_t>(state[r])];
+          const float new_max = simd::nan_max(running_max, f32_row_max(rows[r], len));
+          // 0 on the first block (exp(-inf)); a row with no finite score stays NaN, as PyTorch.
+          alpha[r] = j0 == 0 ? 0.0f : std::exp(running_max - new_max);
+          running_sum = alpha[r] * running_sum + f32_exp_shifted_sum(rows[r], len, new_max);
+          running_max = new_max;
+        }
+        pool_block(s0, s1, v + j0 * dv, len, dv, alpha[0], alpha[1], out0, out1);
+        if (weights) {  // one block: the sums are final
+          const float inverse0 = 1.0f / row_sum[static_cast<size_t>(i0)];
+          for (Index j = 0; j < nk; ++j) weights[i0 * nk + j] = s0[j] * inverse0;
+          if (r1 != nq) {
+            const float inverse1 = 1.0f / row_sum[static_cast<size_t>(r1)];
+            for (Index j = 0; j < nk; ++j) weights[r1 * nk + j] = s1[j] * inverse1;
+          }
         }
       }
-      if (masked) {
-        mask_row_segment(s0, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i0, j0,
-                         len);
-        mask_row_segment(s1, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i1, j0,
-                         len);
-      }
-      const float new_max0 = simd::nan_max(max0, f32_row_max(s0, len));
-      const float new_max1 = simd::nan_max(max1, f32_row_max(s1, len));
-      // exp(-inf - m) = 0 on the first block; a row with no finite score stays NaN, as PyTorch.
-      const float alpha0 = std::exp(max0 - new_max0), alpha1 = std::exp(max1 - new_max1);
-      sum0 = alpha0 * sum0 + f32_exp_shifted_sum(s0, len, new_max0);
-      sum1 = alpha1 * sum1 + f32_exp_shifted_sum(s1, len, new_max1);
-      max0 = new_max0;
-      max1 = new_max1;
-      pool_block(s0, s1, v + j0 * dv, len, dv, j0 ? alpha0 : 0.0f, j0 ? alpha1 : 0.0f, out0, out1);
     }
-
-    const float inverse0 = 1.0f / sum0, inverse1 = 1.0f / sum1;
-    for (Index c = 0; c < dv; ++c) {
-      out0[c] *= inverse0;
-      out1[c] *= inverse1;
+    for (Index i = query_start; i < query_end; ++i) {
+      const float inverse = 1.0f / row_sum[static_cast<size_t>(i)];
+      for (Index c = 0; c < dv; ++c) out[i * dv + c] *= inverse;
     }
-    if (weights) {
-      for (Index j = 0; j < nk; ++j) weights[i0 * nk + j] = s0[j] * inverse0;
-      if (i1 != i0) {
-        for (Index j = 0; j < nk; ++j) weights[i1 * nk + j] = s1[j] * inverse1;
-      }
-    }
+    // The spare twin restarts with the next query block.
+    row_max[static_cast<size_t>(nq)] = kNegInf;
+    row_sum[static_cast<size_t>(nq)] = 0.0f;
   }
 }
 

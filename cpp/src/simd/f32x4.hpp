@@ -28,9 +28,11 @@ inline F32x4 splat(float x) { return {wasm_f32x4_splat(x)}; }
 inline F32x4 operator+(F32x4 a, F32x4 b) { return {wasm_f32x4_add(a.v, b.v)}; }
 inline F32x4 operator-(F32x4 a, F32x4 b) { return {wasm_f32x4_sub(a.v, b.v)}; }
 inline F32x4 operator*(F32x4 a, F32x4 b) { return {wasm_f32x4_mul(a.v, b.v)}; }
-// wasm's min/max propagate NaN, which the softmax relies on (a -inf row must stay NaN).
-inline F32x4 max(F32x4 a, F32x4 b) { return {wasm_f32x4_max(a.v, b.v)}; }
-inline F32x4 min(F32x4 a, F32x4 b) { return {wasm_f32x4_min(a.v, b.v)}; }
+// max(a, b) = a < b ? b : a, and min likewise: one x86 instruction each, where wasm's NaN-exact
+// f32x4.max costs several. A NaN in `a` survives; one in `b` may not, which the row max can
+// afford: exp(NaN - max) still turns that row NaN.
+inline F32x4 max(F32x4 a, F32x4 b) { return {wasm_f32x4_pmax(a.v, b.v)}; }
+inline F32x4 min(F32x4 a, F32x4 b) { return {wasm_f32x4_pmin(a.v, b.v)}; }
 inline float lane(F32x4 a, int i) {
   alignas(16) float out[4];
   wasm_v128_store(out, a.v);
@@ -42,8 +44,9 @@ inline float lane(F32x4 a, int i) {
 // are exactly zero); NaN stays NaN.
 inline F32x4 exp(F32x4 x) {
   const v128_t input = x.v;
+  // pmax/pmin with the input first keep a NaN input NaN.
   v128_t v =
-      wasm_f32x4_min(wasm_f32x4_max(input, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.3f));
+      wasm_f32x4_pmin(wasm_f32x4_pmax(input, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.3f));
   const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(v, wasm_f32x4_splat(1.44269504088896341f)));
   v = wasm_f32x4_sub(v, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
   v = wasm_f32x4_sub(v, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
@@ -92,14 +95,12 @@ inline F32x4 operator-(F32x4 a, F32x4 b) {
 inline F32x4 operator*(F32x4 a, F32x4 b) {
   return lanewise(a, b, [](float x, float y) { return x * y; });
 }
-// NaN-propagating, like wasm's f32x4.max (std::fmax would drop the NaN).
+// The same semantics as the SIMD half: a < b ? b : a.
 inline F32x4 max(F32x4 a, F32x4 b) {
-  return lanewise(a, b,
-                  [](float x, float y) { return x != x || y != y ? x + y : (x > y ? x : y); });
+  return lanewise(a, b, [](float x, float y) { return x < y ? y : x; });
 }
 inline F32x4 min(F32x4 a, F32x4 b) {
-  return lanewise(a, b,
-                  [](float x, float y) { return x != x || y != y ? x + y : (x < y ? x : y); });
+  return lanewise(a, b, [](float x, float y) { return y < x ? y : x; });
 }
 inline float lane(F32x4 a, int i) { return a.v[i]; }
 inline F32x4 exp(F32x4 x) {
