@@ -11,4 +11,4 @@ bash scripts/build.sh
 echo "== JS tests (node:test, against the npm pack tarball)"
 bash scripts/test-js.sh
 echo "== browser tests (headless Chromium)"
-node --test --test-reporter=spec tests/e2e/*.test.js
+bash scripts/test-e2e.sh

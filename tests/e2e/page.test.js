@@ -1,0 +1,284 @@
+// End-to-end tests of the page in headless Chromium. They build nothing: scripts/build.sh must
+// have left the static site in build/site/. Screenshots (desktop and phone) and the measured
+// per-update compute times go to build/screenshots/ for review.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { serve } from '../../scripts/serve.js';
+import { launchBrowser, watchErrors } from './browser.js';
+
+const SITE = fileURLToPath(new URL('../../build/site/', import.meta.url));
+const SHOTS = fileURLToPath(new URL('../../build/screenshots/', import.meta.url));
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const SECTIONS = ['qkv', 'kernel-regression', 'scoring', 'multi-head'];
+const BUDGET_MS = 16;
+
+let server;
+let browser;
+let base;
+
+before(async () => {
+  if (!existsSync(`${SITE}index.html`)) {
+    throw new Error(`no built page in ${SITE}: run scripts/build.sh (npm run build) first`);
+  }
+  server = await serve(SITE, 0);
+  base = `http://127.0.0.1:${server.address().port}/`;
+  browser = await launchBrowser();
+  await mkdir(SHOTS, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function open(query = '', viewport = DESKTOP) {
+  const page = await browser.newPage({ viewport });
+  const errors = watchErrors(page);
+  await page.goto(base + query);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
+  return { page, errors };
+}
+
+// The number of updates a section has run (data-updates), to wait for the next one.
+const updates = (page, id) => page.$eval(`#${id}`, (s) => Number(s.dataset.updates ?? 0));
+const nextUpdate = (page, id, after) =>
+  page.waitForFunction(([sid, n]) => Number(document.getElementById(sid).dataset.updates) > n, [id, after]);
+const plotHtml = (page, name) => page.$eval(`[data-plot="${name}"] .plot`, (p) => p.innerHTML);
+
+// Presses a key on a slider and waits for the section to redraw.
+async function press(page, section, inputName, key, times = 1) {
+  const input = page.locator(`#${section} input[name="${inputName}"]`);
+  await input.focus();
+  for (let i = 0; i < times; i++) {
+    const n = await updates(page, section);
+    await input.press(key);
+    await nextUpdate(page, section, n);
+  }
+}
+
+describe('the page', () => {
+  test('loads with no console errors and names its backend', async () => {
+    const { page, errors } = await open();
+    const backend = await page.textContent('#backend');
+    assert.ok(['wasm-simd', 'wasm'].includes(backend), `backend shown: ${backend}`);
+    assert.equal(await page.getAttribute('#backend', 'data-backend'), backend);
+    await page.waitForTimeout(200);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('every section renders its plots', async () => {
+    const { page, errors } = await open();
+    const plots = [
+      'store', 'weights', 'fit', 'heatmap', 'kernels', 'loo', 'plane', 'score-bars', 'hist-raw',
+      'hist-scaled', 'softmax-d', 'saturation', 'mask-scores', 'mask-weights', 'lines', 'cross-same',
+      'cross-random',
+    ];
+    for (const name of plots) {
+      const svgs = await page.$$eval(`[data-plot="${name}"] svg`, (s) => s.length);
+      assert.ok(svgs > 0, `plot ${name} has an svg`);
+    }
+    // 4 designed heads + 4 random heads by default, each a heatmap of 14 × 14 cells.
+    const heads = await page.$$eval('[data-plot="heads"] figure[data-head]', (f) => f.length);
+    assert.equal(heads, 8);
+    const cells = await page.$eval('[data-head="prev"] g[aria-label="cell"]', (g) => g.children.length);
+    assert.equal(cells, 14 * 14);
+    // Math is typeset.
+    for (const id of SECTIONS) {
+      assert.ok(await page.$(`#${id} .katex`), `section ${id} has typeset math`);
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('moving a slider changes its plot', async () => {
+    const { page, errors } = await open();
+    const cases = [
+      ['qkv', 'query', 'store'],
+      ['qkv', 'temperature', 'weights'],
+      ['kernel-regression', 'bandwidth', 'fit'],
+      ['kernel-regression', 'bandwidth', 'heatmap'],
+      ['scoring', 'query-angle', 'score-bars'],
+      ['scoring', 'dimension', 'hist-raw'],
+      ['scoring', 'valid-length-1', 'mask-weights'],
+      ['multi-head', 'seed', 'heads'],
+    ];
+    for (const [section, input, plot] of cases) {
+      const before = plot === 'heads'
+        ? await page.$eval('[data-head="r0"]', (f) => f.innerHTML)
+        : await plotHtml(page, plot);
+      await press(page, section, input, 'ArrowRight', 3);
+      const afterHtml = plot === 'heads'
+        ? await page.$eval('[data-head="r0"]', (f) => f.innerHTML)
+        : await plotHtml(page, plot);
+      assert.notEqual(afterHtml, before, `${section}: moving ${input} changes ${plot}`);
+    }
+    // A select and a checkbox too: the kernel and the classification mode.
+    const fit = await plotHtml(page, 'fit');
+    await page.selectOption('#kernel-regression select[name="kernel"]', 'epanechnikov');
+    await page.waitForFunction((html) => document.querySelector('[data-plot="fit"] .plot').innerHTML !== html, fit);
+    assert.equal(await page.isHidden('[data-plot="classes"]'), true);
+    await page.check('#kernel-regression input[name="classification"]');
+    await page.waitForSelector('[data-plot="classes"] svg');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('dragging a training point moves the fit; hovering the heatmap shows a query', async () => {
+    const { page, errors } = await open();
+    const fitPath = () => page.$eval('[data-plot="fit"] g[aria-label="line"][stroke="#d6452b"] path', (p) => p.getAttribute('d'));
+    await page.locator('[data-plot="fit"]').scrollIntoViewIfNeeded();
+    const dot = await page.$eval('[data-plot="fit"] g[aria-label="dot"] circle:nth-child(20)', (c) => {
+      const box = c.getBoundingClientRect();
+      return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+    });
+    const before = await fitPath();
+    await page.mouse.move(dot.x, dot.y);
+    await page.mouse.down();
+    await page.mouse.move(dot.x + 5, dot.y - 60, { steps: 6 });
+    await page.mouse.up();
+    await page.waitForFunction((d) => {
+      const path = document.querySelector('[data-plot="fit"] g[aria-label="line"][stroke="#d6452b"] path');
+      return path && path.getAttribute('d') !== d;
+    }, before);
+    assert.notEqual(await fitPath(), before, 'the prediction line moved');
+    await page.waitForFunction(() => location.search.includes('kr.moved='));
+
+    const heat = await page.locator('[data-plot="heatmap"] svg').boundingBox();
+    await page.mouse.move(heat.x + heat.width / 2, heat.y + heat.height / 2);
+    await page.waitForFunction(() => document.querySelector('[data-plot="fit"] .plot-note').textContent.startsWith('query q ='));
+    assert.ok(await page.$('[data-plot="heatmap"] g[stroke="#e4572e"]'), 'hovered row outlined');
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('ships a strict CSP that blocks eval and inline scripts', async () => {
+    const page = await browser.newPage();
+    // Code that DevTools evaluates is exempt from CSP, so the probes run as page scripts: one
+    // served from the page's origin (allowed by 'self') that tries eval and new Function, and
+    // one inline script (not allowed at all).
+    await page.route('**/csp-probe.js', (route) => route.fulfill({
+      contentType: 'text/javascript',
+      body: `const tryIt = (f) => { try { f(); return 'ran'; } catch (error) { return error.name; } };
+        window.__csp = { eval: tryIt(() => eval('1 + 1')), Function: tryIt(() => new Function('return 1')()) };`,
+    }));
+    await page.goto(base);
+    await page.waitForSelector('body[data-ready="true"]');
+    const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+    assert.ok(csp, 'CSP meta tag present');
+    assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
+    assert.doesNotMatch(csp, /'unsafe-eval'/);
+    assert.doesNotMatch(csp, /script-src[^;]*'unsafe-inline'/);
+    const outcome = await page.evaluate(() => new Promise((done) => {
+      const inline = document.createElement('script');
+      inline.textContent = 'window.__inline = true';
+      document.head.append(inline);
+      const probe = document.createElement('script');
+      probe.src = './csp-probe.js';
+      probe.onload = () => done({ ...window.__csp, inline: window.__inline ?? false });
+      probe.onerror = () => done('probe failed to load');
+      document.head.append(probe);
+    }));
+    assert.deepEqual(outcome, { eval: 'EvalError', Function: 'EvalError', inline: false });
+    await page.close();
+  });
+
+  test('URL state round-trips', async () => {
+    const { page, errors } = await open();
+    await page.click('#qkv button[name="preset-one-hot"]');
+    await page.selectOption('#kernel-regression select[name="kernel"]', 'boxcar');
+    await press(page, 'scoring', 'valid-length-2', 'ArrowLeft', 2);
+    await page.fill('#multi-head input[name="sentence"]', 'a cat saw a dog');
+    await page.selectOption('#multi-head select[name="heads"]', '2');
+    await page.waitForFunction(() => location.search.includes('mh.h=2'));
+    const url = page.url();
+    assert.match(url, /qkv\.T=0\.01/);
+    const share = await page.getAttribute('#kernel-regression .share-link', 'href');
+    assert.match(share, /kr\.kernel=boxcar/);
+    assert.match(share, /#kernel-regression$/);
+
+    const { page: again, errors: errors2 } = await open(url.slice(base.length));
+    assert.equal(await again.inputValue('#qkv input[name="temperature"]'), String(Math.log10(0.01)));
+    assert.match(await again.textContent('#qkv .readout'), /one-hot/);
+    assert.equal(await again.inputValue('#kernel-regression select[name="kernel"]'), 'boxcar');
+    assert.equal(await again.inputValue('#scoring input[name="valid-length-2"]'), '4');
+    assert.equal(await again.inputValue('#multi-head input[name="sentence"]'), 'a cat saw a dog');
+    assert.equal(await again.$$eval('#multi-head .tokens span', (s) => s.length), 5);
+    assert.equal(await again.$$eval('[data-plot="heads"] figure[data-head]', (f) => f.length), 4 + 2);
+    assert.deepEqual([...errors, ...errors2], []);
+    await page.close();
+    await again.close();
+  });
+
+  test(`compute per slider update stays under ${BUDGET_MS} ms at the default sizes`, async (t) => {
+    const { page } = await open();
+    const sliders = [
+      ['qkv', 'query'], ['qkv', 'temperature'],
+      ['kernel-regression', 'bandwidth'],
+      ['scoring', 'query-angle'], ['scoring', 'dimension'], ['scoring', 'valid-length-1'],
+      ['multi-head', 'seed'], ['multi-head', 'input-scale'],
+    ];
+    const figures = {};
+    for (const [section, input] of sliders) {
+      const times = [];
+      const draws = [];
+      // Up and down by one step, ten times: every press is an update (none hits the end).
+      for (let i = 0; i < 10; i++) {
+        await press(page, section, input, i % 2 ? 'ArrowLeft' : 'ArrowRight');
+        const data = await page.$eval(`#${section}`, (s) => ({ c: Number(s.dataset.computeMs), d: Number(s.dataset.drawMs) }));
+        times.push(data.c);
+        draws.push(data.d);
+      }
+      const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+      figures[`${section}/${input}`] = {
+        computeMedianMs: median(times), computeMaxMs: Math.max(...times), drawMedianMs: median(draws),
+      };
+      assert.ok(Math.max(...times) < BUDGET_MS, `${section}/${input}: compute ${Math.max(...times)} ms`);
+    }
+    for (const [name, f] of Object.entries(figures)) {
+      t.diagnostic(`${name}: compute median ${f.computeMedianMs} ms, max ${f.computeMaxMs} ms; draw median ${f.drawMedianMs} ms`);
+    }
+    await writeFile(`${SHOTS}timings.json`, `${JSON.stringify(figures, null, 2)}\n`);
+    await page.close();
+  });
+
+  test('the built site works from any folder (relative paths)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'attention-site-'));
+    await cp(SITE, join(root, 'some', 'folder'), { recursive: true });
+    const nested = await serve(root, 0);
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    try {
+      await page.goto(`http://127.0.0.1:${nested.address().port}/some/folder/?qkv.q=2`);
+      await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
+      assert.match(await page.textContent('#backend'), /^wasm/);
+      assert.equal(await page.inputValue('#qkv input[name="query"]'), '2');
+      assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+      nested.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
+    test(`screenshot at ${name} width (${viewport.width}×${viewport.height}) with nothing wider than the screen`, async () => {
+      const { page, errors } = await open('', viewport);
+      await page.evaluate(() => document.fonts.ready);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
+      await page.screenshot({ path: `${SHOTS}page-${name}.png`, fullPage: true });
+      for (const id of SECTIONS) {
+        await page.locator(`#${id}`).screenshot({ path: `${SHOTS}${name}-${id}.png` });
+      }
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
+});

@@ -1,0 +1,59 @@
+// The page: loads the wasm package once, names its backend, mounts the four sections and
+// redraws them when the page width changes.
+import './style.css';
+import { loadAttention } from 'attention-wasm';
+import { mountQkv } from './sections/qkv.js';
+import { mountKernelRegression } from './sections/kernel-regression.js';
+import { mountScoring } from './sections/scoring.js';
+import { mountMultiHead } from './sections/multi-head.js';
+import { invalidateWidths } from './ui/plot.js';
+
+const SECTIONS = [
+  ['qkv', mountQkv],
+  ['kernel-regression', mountKernelRegression],
+  ['scoring', mountScoring],
+  ['multi-head', mountMultiHead],
+];
+
+async function start() {
+  const backend = document.getElementById('backend');
+  const t0 = performance.now();
+  const attn = await loadAttention();
+  const loadMs = performance.now() - t0;
+  backend.textContent = attn.backend;
+  backend.dataset.backend = attn.backend;
+  backend.title = attn.backend === 'wasm-simd'
+    ? 'WebAssembly with 128-bit SIMD'
+    : 'WebAssembly without SIMD (this browser does not validate SIMD128)';
+  document.getElementById('load-time').textContent = `(loaded in ${loadMs.toFixed(0)} ms)`;
+
+  const mounted = SECTIONS.map(([id, mount]) => {
+    const view = mount(document.getElementById(id), attn);
+    view.render();
+    return view;
+  });
+  document.body.dataset.ready = 'true';
+
+  // Content is built after the browser's own jump to #section, so jump again.
+  if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+
+  let lastWidth = document.documentElement.clientWidth;
+  let frame = 0;
+  new ResizeObserver(() => {
+    const width = document.documentElement.clientWidth;
+    if (width === lastWidth || frame) return;
+    frame = requestAnimationFrame(() => {
+      frame = 0;
+      lastWidth = document.documentElement.clientWidth;
+      invalidateWidths();
+      for (const view of mounted) view.render();
+    });
+  }).observe(document.documentElement);
+}
+
+start().catch((error) => {
+  const backend = document.getElementById('backend');
+  backend.textContent = `failed to load: ${error.message}`;
+  backend.classList.add('error');
+  console.error(error);
+});

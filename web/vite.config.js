@@ -1,0 +1,27 @@
+// The page: a Vite app rooted in web/, built to build/site/ with relative paths (base './') so
+// the static site can be hosted from any folder. The page imports the package by name; the
+// alias points at the built wrapper in dist/ (scripts/build-wasm.sh), the way users import it.
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+const repo = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
+
+export default defineConfig({
+  root: repo('web'),
+  base: './',
+  resolve: {
+    alias: { 'attention-wasm': repo('dist/index.js') },
+  },
+  server: {
+    port: Number(process.env.PORT ?? 8080),
+    fs: { allow: [repo('.')] },
+  },
+  build: {
+    outDir: repo('build/site'),
+    emptyOutDir: true,
+    target: 'es2022',
+    // KaTeX's fonts and the two .wasm files are emitted as files, never inlined as data: URLs.
+    assetsInlineLimit: 0,
+    chunkSizeWarningLimit: 1000,
+  },
+});
