@@ -7,6 +7,7 @@
 #include "checks.hpp"
 #include "dropout.hpp"
 #include "fused_attention.hpp"
+#include "gemm.hpp"
 #include "row_kernels.hpp"
 
 namespace attn {
@@ -42,9 +43,9 @@ void detail::attend(const ScoreFiller& fill_scores, ConstBatch v, const Attentio
       if (weights) scratch = scores;
       MatrixMap dropped(scratch.data(), nq, nk);
       dropout.apply(dropped);
-      out.noalias() = dropped * v[s];
+      out = detail::matmul(dropped, v[s]);
     } else {
-      out.noalias() = scores * v[s];
+      out = detail::matmul(scores, v[s]);
     }
   }
 }
@@ -69,7 +70,7 @@ void scaled_dot_product_attention(ConstBatch q, ConstBatch k, ConstBatch v,
   }
   // Dropout needs the whole weight row before pooling, so it takes the unfused path.
   auto fill = [&](Index s, MatrixMap scores) {
-    scores.noalias() = (q[s] * k[s].transpose()) * scale;
+    scores = detail::matmul_transposed(q[s], k[s]) * scale;
   };
   detail::attend(fill, v, options, 1, output, weights);
 }

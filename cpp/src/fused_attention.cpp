@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "gemm.hpp"
 #include "row_kernels.hpp"
 #include "simd/f32x4.hpp"
 
@@ -14,42 +15,10 @@ namespace {
 
 using simd::F32x4;
 
-constexpr Index kTile = 16;          // keys (or output columns) per micro-kernel call: 4 vectors
+constexpr Index kTile = kPanel;      // keys (or output columns) per micro-kernel call
 constexpr Index kBlockKeys = 128;    // keys per online-softmax step: 32 KB of packed K at d = 64
 constexpr Index kBlockQueries = 64;  // queries that pass over one key block while it is hot
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-Index round_up(Index n, Index to) { return (n + to - 1) / to * to; }
-
-// C (2 rows x 4N columns) = A (2 rows x depth) * B (depth x 4N, row stride ldb).
-// Two rows by up to 16 columns is 8 accumulators: with the 4 B loads and 2 broadcasts that is
-// 14 live vectors, within the 16 registers V8 gives wasm SIMD on x86.
-template <int N>
-inline void f32_gemm_2xN4(const float* a0, const float* a1, const float* b, Index depth, Index ldb,
-                          F32x4 (&c0)[N], F32x4 (&c1)[N]) {
-  for (int n = 0; n < N; ++n) c0[n] = c1[n] = simd::splat(0.0f);
-  for (Index t = 0; t < depth; ++t) {
-    const F32x4 x0 = simd::splat(a0[t]);
-    const F32x4 x1 = simd::splat(a1[t]);
-    const float* row = b + t * ldb;
-    for (int n = 0; n < N; ++n) {
-      const F32x4 y = simd::load(row + 4 * n);
-      c0[n] = c0[n] + x0 * y;
-      c1[n] = c1[n] + x1 * y;
-    }
-  }
-}
-
-// K as panels of 16 keys, each [d][16] (zero-padded past nk), so that the score micro-kernel
-// reads 16 keys' t-th components as 4 contiguous vectors.
-void pack_keys(const float* k, Index nk, Index d, float* packed) {
-  const Index panels = round_up(nk, kTile) / kTile;
-  std::fill(packed, packed + panels * kTile * d, 0.0f);
-  for (Index j = 0; j < nk; ++j) {
-    float* panel = packed + (j / kTile) * kTile * d + j % kTile;
-    for (Index t = 0; t < d; ++t) panel[t * kTile] = k[j * d + t];
-  }
-}
 
 // out = alpha * out + P (2 x len) * V (len x dv) for the two rows.
 void pool_block(const float* p0, const float* p1, const float* v, Index len, Index dv, float alpha0,
@@ -100,7 +69,7 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
   std::vector<float> row_max(static_cast<size_t>(nq + 1), kNegInf);
   std::vector<float> row_sum(static_cast<size_t>(nq + 1), 0.0f);
   std::vector<float> spare_row(static_cast<size_t>(dv), 0.0f);
-  pack_keys(k, nk, d, packed.data());
+  f32_pack_panels(k, d, d, nk, /*transposed=*/true, packed.data());
   for (Index i = 0; i < nq * d; ++i) scaled_q[i] = q[i] * scale;
   const bool masked = !mask.mask.empty();
   float* s0 = scores.data();

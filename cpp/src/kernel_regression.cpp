@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "checks.hpp"
+#include "gemm.hpp"
 
 namespace attn {
 
@@ -39,7 +40,7 @@ void normalise_rows(Matrix& weights) {
 
 // Pools values with normalised weights; rows whose weights are all zero give NaN.
 Matrix pool(const Matrix& weights, const MatrixRef& values) {
-  Matrix output = weights * values;
+  Matrix output = detail::matmul(weights, values);
   for (Index i = 0; i < weights.rows(); ++i) {
     if (!(weights.row(i).sum() > 0)) output.row(i).setConstant(kNaN);
   }

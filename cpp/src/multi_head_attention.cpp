@@ -5,6 +5,7 @@
 
 #include "checks.hpp"
 #include "fused_attention.hpp"
+#include "gemm.hpp"
 #include "random_stream.hpp"
 
 namespace attn {
@@ -24,7 +25,7 @@ float xavier_bound(Index fan_in, Index fan_out) {
 // x [B, n, in] -> x W^T + b as [B * n, out].
 Matrix project(ConstBatch x, const Matrix& weight, const Vector& bias) {
   const ConstMatrixMap rows(x.data, x.batch * x.rows, x.cols);
-  Matrix projected = rows * weight.transpose();
+  Matrix projected = detail::matmul_transposed(rows, weight);
   projected.rowwise() += bias.transpose();
   return projected;
 }
@@ -181,7 +182,7 @@ void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch va
                           head_output_batch, weights ? &head_weight_batch : nullptr);
 
   MatrixMap out(output.data, batch * nq, e);
-  out.noalias() = merge_heads(head_outputs, batch, nq, heads) * w_out_.transpose();
+  out = detail::matmul_transposed(merge_heads(head_outputs, batch, nq, heads), w_out_);
   out.rowwise() += b_out_.transpose();
 
   if (!weights) return;

@@ -5,6 +5,7 @@
 
 #include "attend.hpp"
 #include "checks.hpp"
+#include "gemm.hpp"
 
 namespace attn {
 
@@ -23,8 +24,8 @@ constexpr struct {
 // pairs cost only the tanh sum over the hidden size.
 void additive_scores(const ConstMatrixMap& q, const ConstMatrixMap& k, const ScoreParams& params,
                      MatrixMap scores) {
-  const Matrix projected_q = q * params.Wq.transpose();
-  const Matrix projected_k = k * params.Wk.transpose();
+  const Matrix projected_q = detail::matmul_transposed(q, params.Wq);
+  const Matrix projected_k = detail::matmul_transposed(k, params.Wk);
   for (Index i = 0; i < q.rows(); ++i) {
     for (Index j = 0; j < k.rows(); ++j) {
       scores(i, j) = (projected_q.row(i) + projected_k.row(j))
@@ -72,10 +73,10 @@ void detail::score_matrix(ScoreFunction fn, const ConstMatrixMap& q, const Const
                           const ScoreParams& params, MatrixMap scores) {
   switch (fn) {
     case ScoreFunction::Dot:
-      scores.noalias() = q * k.transpose();
+      scores = matmul_transposed(q, k);
       break;
     case ScoreFunction::ScaledDot:
-      scores.noalias() = q * k.transpose();
+      scores = matmul_transposed(q, k);
       if (q.cols() > 0) scores /= std::sqrt(static_cast<float>(q.cols()));
       break;
     case ScoreFunction::NegSquaredDistance:
@@ -91,7 +92,7 @@ void detail::score_matrix(ScoreFunction fn, const ConstMatrixMap& q, const Const
       additive_scores(q, k, params, scores);
       break;
     case ScoreFunction::General:
-      scores.noalias() = (q * params.W) * k.transpose();
+      scores = matmul_transposed(matmul(q, params.W), k);
       break;
   }
 }

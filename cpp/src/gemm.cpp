@@ -1,0 +1,75 @@
+#include "gemm.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "checks.hpp"
+
+namespace attn::detail {
+
+using simd::F32x4;
+
+namespace {
+
+// Panels per column block: 4 panels of a depth-512 operand are 128 KB, which stays in L2 while
+// every row pair of A passes over it.
+constexpr Index kPanelsPerBlock = 4;
+
+}  // namespace
+
+void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed) {
+  const Index panels = round_up(n, kPanel) / kPanel;
+  std::fill(packed, packed + panels * kPanel * k, 0.0f);
+  for (Index j = 0; j < n; ++j) {
+    float* column = packed + (j / kPanel) * kPanel * k + j % kPanel;
+    for (Index t = 0; t < k; ++t) column[t * kPanel] = transposed ? b[j * ldb + t] : b[t * ldb + j];
+  }
+}
+
+void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* packed, Index n,
+                     float* c, Index ldc) {
+  const Index panels = round_up(n, kPanel) / kPanel;
+  for (Index block = 0; block < panels; block += kPanelsPerBlock) {
+    const Index block_end = std::min(panels, block + kPanelsPerBlock);
+    for (Index i0 = 0; i0 < m; i0 += 2) {
+      const Index i1 = std::min(i0 + 1, m - 1);  // an odd last row pairs with itself
+      for (Index p = block; p < block_end; ++p) {
+        alignas(16) float rows[2][kPanel];
+        F32x4 c0[4], c1[4];
+        f32_gemm_2xN4<4>(a + i0 * lda, a + i1 * lda, packed + p * kPanel * k, k, kPanel, c0, c1);
+        for (int v = 0; v < 4; ++v) {
+          simd::store(rows[0] + 4 * v, c0[v]);
+          simd::store(rows[1] + 4 * v, c1[v]);
+        }
+        const Index columns = std::min(kPanel, n - p * kPanel);
+        std::copy(rows[0], rows[0] + columns, c + i0 * ldc + p * kPanel);
+        if (i1 != i0) std::copy(rows[1], rows[1] + columns, c + i1 * ldc + p * kPanel);
+      }
+    }
+  }
+}
+
+void f32_gemm(const float* a, Index m, Index k, const float* b, Index n, bool b_transposed,
+              float* c) {
+  std::vector<float> packed(static_cast<size_t>(round_up(n, kPanel) * k));
+  f32_pack_panels(b, b_transposed ? k : n, k, n, b_transposed, packed.data());
+  f32_gemm_packed(a, k, m, k, packed.data(), n, c, n);
+}
+
+namespace {
+
+Matrix multiply(const MatrixRef& a, const MatrixRef& b, bool b_transposed) {
+  const Index n = b_transposed ? b.rows() : b.cols();
+  Matrix c(a.rows(), n);
+  std::vector<float> packed(static_cast<size_t>(round_up(n, kPanel) * a.cols()));
+  f32_pack_panels(b.data(), b.outerStride(), a.cols(), n, b_transposed, packed.data());
+  f32_gemm_packed(a.data(), a.outerStride(), a.rows(), a.cols(), packed.data(), n, c.data(), n);
+  return c;
+}
+
+}  // namespace
+
+Matrix matmul(const MatrixRef& a, const MatrixRef& b) { return multiply(a, b, false); }
+Matrix matmul_transposed(const MatrixRef& a, const MatrixRef& b) { return multiply(a, b, true); }
+
+}  // namespace attn::detail

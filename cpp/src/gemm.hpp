@@ -1,0 +1,51 @@
+#pragma once
+// Matrix products on the portable f32x4 layer: one register-blocked micro-kernel serves the
+// attention scores, the pooling, the projections of multi-head attention and bmm.
+
+#include "attn/tensor.hpp"
+#include "simd/f32x4.hpp"
+
+namespace attn::detail {
+
+constexpr Index kPanel = 16;  // columns of B per micro-kernel call: 4 vectors
+
+inline Index round_up(Index n, Index to) { return (n + to - 1) / to * to; }
+
+// C (2 rows x 4N columns) = A (2 rows x depth) * B (depth x 4N, row stride ldb), in registers.
+// Two rows by 16 columns is 8 accumulators: with the 4 B loads and 2 broadcasts that is 14 live
+// vectors, within the 16 registers V8 gives wasm SIMD on x86 (2x16 measured best).
+template <int N>
+inline void f32_gemm_2xN4(const float* a0, const float* a1, const float* b, Index depth, Index ldb,
+                          simd::F32x4 (&c0)[N], simd::F32x4 (&c1)[N]) {
+  for (int n = 0; n < N; ++n) c0[n] = c1[n] = simd::splat(0.0f);
+  for (Index t = 0; t < depth; ++t) {
+    const simd::F32x4 x0 = simd::splat(a0[t]);
+    const simd::F32x4 x1 = simd::splat(a1[t]);
+    const float* row = b + t * ldb;
+    for (int n = 0; n < N; ++n) {
+      const simd::F32x4 y = simd::load(row + 4 * n);
+      c0[n] = c0[n] + x0 * y;
+      c1[n] = c1[n] + x1 * y;
+    }
+  }
+}
+
+// Packs the [k, n] operand B as panels of 16 columns, each [k][16] and zero-padded past n, so
+// that the micro-kernel reads 16 columns' t-th entries as 4 contiguous vectors. B is read
+// row-major with row stride ldb: as [k, n] or, when `transposed`, as [n, k] (a weight in
+// nn.Linear layout, or keys).
+void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed);
+
+// C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B given as packed panels.
+void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* packed, Index n,
+                     float* c, Index ldc);
+
+// C = A * B (B [k, n]) or A * B^T (B [n, k]), for contiguous row-major operands.
+void f32_gemm(const float* a, Index m, Index k, const float* b, Index n, bool b_transposed,
+              float* c);
+
+// The same on Eigen matrices: a * b, and a * b^T (x W^T of nn.Linear, q k^T).
+Matrix matmul(const MatrixRef& a, const MatrixRef& b);
+Matrix matmul_transposed(const MatrixRef& a, const MatrixRef& b);
+
+}  // namespace attn::detail
