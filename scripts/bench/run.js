@@ -7,7 +7,7 @@ import { plainJsAttention } from './plain-js.js';
 import { loadPeers } from './peers.js';
 import { nativeResults } from './native.js';
 import { renderChart } from './chart.js';
-import { attentionFlops, measure } from './timing.js';
+import { attentionFlops, measure, measureAsync } from './timing.js';
 
 const quick = process.argv.includes('--quick');
 const sizes = quick ? [128, 512] : [128, 512, 1024, 2048, 8192];
@@ -43,8 +43,15 @@ for (const d of widths) {
     const flops = attentionFlops(n, n, d);
     for (const runner of runners) {
       if (runner.maxN && n > runner.maxN) continue;
-      const fn = await runner.make(t);
-      const ms = measure(fn, { samples: n >= 4096 ? 3 : 7 });
+      let fn;
+      try {
+        fn = await runner.make(t);
+      } catch (error) {
+        console.log(`${runner.name} at n = ${n}, d = ${d}: skipped (${error.message})`);
+        continue;
+      }
+      const options = { samples: n >= 4096 ? 3 : 7 };
+      const ms = runner.async ? await measureAsync(fn, options) : measure(fn, options);
       results.push({ runner: runner.name, n, d, ms, gflops: flops / ms / 1e6 });
       await runner.release?.();
     }
