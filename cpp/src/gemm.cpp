@@ -34,16 +34,26 @@ void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* p
     for (Index i0 = 0; i0 < m; i0 += 2) {
       const Index i1 = std::min(i0 + 1, m - 1);  // an odd last row pairs with itself
       for (Index p = block; p < block_end; ++p) {
-        alignas(16) float rows[2][kPanel];
         F32x4 c0[4], c1[4];
         f32_gemm_2xN4<4>(a + i0 * lda, a + i1 * lda, packed + p * kPanel * k, k, kPanel, c0, c1);
+        float* row0 = c + i0 * ldc + p * kPanel;
+        float* row1 = c + i1 * ldc + p * kPanel;
+        const Index columns = std::min(kPanel, n - p * kPanel);
+        if (columns == kPanel) {
+          // i1 == i0 for an odd last row: both stores write the same values.
+          for (int v = 0; v < 4; ++v) {
+            simd::store(row0 + 4 * v, c0[v]);
+            simd::store(row1 + 4 * v, c1[v]);
+          }
+          continue;
+        }
+        alignas(16) float rows[2][kPanel];
         for (int v = 0; v < 4; ++v) {
           simd::store(rows[0] + 4 * v, c0[v]);
           simd::store(rows[1] + 4 * v, c1[v]);
         }
-        const Index columns = std::min(kPanel, n - p * kPanel);
-        std::copy(rows[0], rows[0] + columns, c + i0 * ldc + p * kPanel);
-        if (i1 != i0) std::copy(rows[1], rows[1] + columns, c + i1 * ldc + p * kPanel);
+        std::copy(rows[0], rows[0] + columns, row0);
+        if (i1 != i0) std::copy(rows[1], rows[1] + columns, row1);
       }
     }
   }

@@ -47,7 +47,13 @@ inline F32x4 exp(F32x4 x) {
   // pmax/pmin with the input first keep a NaN input NaN.
   v128_t v =
       wasm_f32x4_pmin(wasm_f32x4_pmax(input, wasm_f32x4_splat(-87.3f)), wasm_f32x4_splat(88.3f));
-  const v128_t n = wasm_f32x4_nearest(wasm_f32x4_mul(v, wasm_f32x4_splat(1.44269504088896341f)));
+  // Adding 1.5 * 2^23 rounds x / ln2 to an integer n held in the low mantissa bits: n as a float
+  // and, as an int, the exponent of 2^n, without float<->int conversions (which V8 expands into
+  // several instructions each).
+  const v128_t magic = wasm_f32x4_splat(12582912.0f);
+  const v128_t shifted =
+      wasm_f32x4_add(wasm_f32x4_mul(v, wasm_f32x4_splat(1.44269504088896341f)), magic);
+  const v128_t n = wasm_f32x4_sub(shifted, magic);
   v = wasm_f32x4_sub(v, wasm_f32x4_mul(n, wasm_f32x4_splat(0.693359375f)));
   v = wasm_f32x4_sub(v, wasm_f32x4_mul(n, wasm_f32x4_splat(-2.12194440e-4f)));
   v128_t p = wasm_f32x4_splat(1.9875691500e-4f);
@@ -58,10 +64,11 @@ inline F32x4 exp(F32x4 x) {
   p = wasm_f32x4_add(wasm_f32x4_mul(p, v), wasm_f32x4_splat(5.0000001201e-1f));
   p = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(p, v), v),
                      wasm_f32x4_add(v, wasm_f32x4_splat(1.0f)));
-  // 2^n by building the float's exponent field directly.
+  // 2^n: the float bits of `shifted` are those of the magic number plus n; re-biased by 127 and
+  // moved into the exponent field.
   const v128_t scale =
-      wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(n), wasm_i32x4_splat(127)), 23);
-  v128_t result = wasm_f32x4_mul(p, scale);
+      wasm_i32x4_shl(wasm_i32x4_add(shifted, wasm_i32x4_splat(127 - 0x4B400000)), 23);
+  const v128_t result = wasm_f32x4_mul(p, scale);
   const v128_t underflow = wasm_f32x4_lt(input, wasm_f32x4_splat(-87.3f));
   return {wasm_v128_andnot(result, underflow)};
 }
