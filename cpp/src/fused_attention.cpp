@@ -20,33 +20,30 @@ constexpr Index kBlockKeys = 128;    // keys per online-softmax step: 32 KB of p
 constexpr Index kBlockQueries = 64;  // queries that pass over one key block while it is hot
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// out = alpha * out + P (2 x len) * V (len x dv) for the two rows.
-void pool_block(const float* p0, const float* p1, const float* v, Index len, Index dv, float alpha0,
-                float alpha1, float* out0, float* out1) {
+// out = alpha * out + P (2 x len) * V (len x dv) for the two rows, V as packed panels of 16
+// columns (each [nk][16]) starting at key j0.
+void pool_block(const float* p0, const float* p1, const float* packed_v, Index nk, Index j0,
+                Index len, Index dv, float alpha0, float alpha1, float* out0, float* out1) {
   const F32x4 a0 = simd::splat(alpha0), a1 = simd::splat(alpha1);
-  Index c = 0;
-  for (; c + kTile <= dv; c += kTile) {
+  for (Index c = 0; c < dv; c += kTile) {
     F32x4 acc0[4], acc1[4];
-    f32_gemm_2xN4<4>(p0, p1, v + c, len, dv, acc0, acc1);
+    f32_gemm_2xN4<4>(p0, p1, packed_v + c * nk + j0 * kTile, len, kTile, acc0, acc1);
+    if (c + kTile <= dv) {
+      for (int n = 0; n < 4; ++n) {
+        simd::store(out0 + c + 4 * n, a0 * simd::load(out0 + c + 4 * n) + acc0[n]);
+        simd::store(out1 + c + 4 * n, a1 * simd::load(out1 + c + 4 * n) + acc1[n]);
+      }
+      continue;
+    }
+    alignas(16) float rows[2][kTile];
     for (int n = 0; n < 4; ++n) {
-      simd::store(out0 + c + 4 * n, a0 * simd::load(out0 + c + 4 * n) + acc0[n]);
-      simd::store(out1 + c + 4 * n, a1 * simd::load(out1 + c + 4 * n) + acc1[n]);
+      simd::store(rows[0] + 4 * n, acc0[n]);
+      simd::store(rows[1] + 4 * n, acc1[n]);
     }
-  }
-  for (; c + 4 <= dv; c += 4) {
-    F32x4 acc0[1], acc1[1];
-    f32_gemm_2xN4<1>(p0, p1, v + c, len, dv, acc0, acc1);
-    simd::store(out0 + c, a0 * simd::load(out0 + c) + acc0[0]);
-    simd::store(out1 + c, a1 * simd::load(out1 + c) + acc1[0]);
-  }
-  for (; c < dv; ++c) {
-    float s0 = 0, s1 = 0;
-    for (Index j = 0; j < len; ++j) {
-      s0 += p0[j] * v[j * dv + c];
-      s1 += p1[j] * v[j * dv + c];
+    for (Index j = c; j < dv; ++j) {
+      out0[j] = alpha0 * out0[j] + rows[0][j - c];
+      out1[j] = alpha1 * out1[j] + rows[1][j - c];
     }
-    out0[c] = alpha0 * out0[c] + s0;
-    out1[c] = alpha1 * out1[c] + s1;
   }
 }
 
@@ -70,6 +67,8 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
   std::vector<float> row_sum(static_cast<size_t>(nq + 1), 0.0f);
   std::vector<float> spare_row(static_cast<size_t>(dv), 0.0f);
   f32_pack_panels(k, d, d, nk, /*transposed=*/true, packed.data());
+  std::vector<float> packed_v(static_cast<size_t>(round_up(dv, kTile) * nk));
+  f32_pack_panels(v, dv, nk, dv, /*transposed=*/false, packed_v.data());
   for (Index i = 0; i < nq * d; ++i) scaled_q[i] = q[i] * scale;
   const bool masked = !mask.mask.empty();
   float* s0 = scores.data();
@@ -111,7 +110,7 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
           running_sum = alpha[r] * running_sum + f32_exp_shifted_sum(rows[r], len, new_max);
           running_max = new_max;
         }
-        pool_block(s0, s1, v + j0 * dv, len, dv, alpha[0], alpha[1], out0, out1);
+        pool_block(s0, s1, packed_v.data(), nk, j0, len, dv, alpha[0], alpha[1], out0, out1);
         if (weights) {  // one block: the sums are final
           const float inverse0 = 1.0f / row_sum[static_cast<size_t>(i0)];
           for (Index j = 0; j < nk; ++j) weights[i0 * nk + j] = s0[j] * inverse0;
