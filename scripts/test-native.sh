@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Builds the core natively and runs its Catch2 suite through CTest.
+# Builds the core natively and runs its Catch2 suite through CTest, twice: with the SIMD kernels
+# (SSE on x86-64) and with their scalar twins (ATTN_SIMD=OFF), against the same references.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build/native -j2
-ctest --test-dir build/native --output-on-failure -j2
+for variant in simd scalar; do
+  dir=build/native; simd=ON
+  if [ "$variant" = scalar ]; then dir=build/native-scalar; simd=OFF; fi
+  echo "-- native tests, $variant kernels"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DATTN_SIMD="$simd" >/dev/null
+  cmake --build "$dir" -j2
+  ctest --test-dir "$dir" --output-on-failure -j2
+done

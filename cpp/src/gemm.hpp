@@ -24,8 +24,8 @@ inline void f32_gemm_2xN4(const float* a0, const float* a1, const float* b, Inde
     const float* row = b + t * ldb;
     for (int n = 0; n < N; ++n) {
       const simd::F32x4 y = simd::load(row + 4 * n);
-      c0[n] = c0[n] + x0 * y;
-      c1[n] = c1[n] + x1 * y;
+      c0[n] = simd::multiply_add(x0, y, c0[n]);
+      c1[n] = simd::multiply_add(x1, y, c1[n]);
     }
   }
 }
