@@ -16,6 +16,9 @@ export default defineConfig({
     port: Number(process.env.PORT ?? 8080),
     fs: { allow: [repo('.')] },
   },
+  // The benchmark's worker (web/src/bench/worker.js) is a module worker; the package it loads
+  // imports its wasm glue dynamically, which needs ES-module output (the default is iife).
+  worker: { format: 'es' },
   build: {
     outDir: repo('build/site'),
     emptyOutDir: true,

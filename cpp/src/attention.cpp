@@ -50,10 +50,13 @@ void detail::attend(const ScoreFiller& fill_scores, ConstBatch v, const Attentio
   }
 }
 
-void scaled_dot_product_attention(ConstBatch q, ConstBatch k, ConstBatch v,
-                                  const AttentionOptions& options, MutableBatch output,
-                                  const MutableBatch* weights) {
-  detail::require_shape("k", {q.batch, -1, q.cols}, detail::shape_of(k));
+namespace {
+
+// The checks both attention functions share once q and k are known to fit together: values,
+// outputs, options and mask against scores [B, nq, nk].
+void check_pooling_arguments(ConstBatch q, ConstBatch k, ConstBatch v,
+                             const AttentionOptions& options, MutableBatch output,
+                             const MutableBatch* weights) {
   detail::require_shape("v", {q.batch, k.rows, -1}, detail::shape_of(v));
   detail::require_shape("output", {q.batch, q.rows, v.cols}, detail::shape_of(output));
   if (weights) {
@@ -61,6 +64,15 @@ void scaled_dot_product_attention(ConstBatch q, ConstBatch k, ConstBatch v,
   }
   detail::check_attention_options(options);
   validate_mask(options.mask, q.batch, q.rows, k.rows);
+}
+
+}  // namespace
+
+void scaled_dot_product_attention(ConstBatch q, ConstBatch k, ConstBatch v,
+                                  const AttentionOptions& options, MutableBatch output,
+                                  const MutableBatch* weights) {
+  detail::require_shape("k", {q.batch, -1, q.cols}, detail::shape_of(k));
+  check_pooling_arguments(q, k, v, options, output, weights);
 
   const float scale =
       options.scale.value_or(q.cols > 0 ? 1.0f / std::sqrt(static_cast<float>(q.cols)) : 1.0f);
@@ -79,13 +91,7 @@ void additive_attention(ConstBatch q, ConstBatch k, ConstBatch v, const ScorePar
                         const AttentionOptions& options, MutableBatch output,
                         const MutableBatch* weights) {
   detail::check_score_arguments(ScoreFunction::Additive, q, k, params);
-  detail::require_shape("v", {q.batch, k.rows, -1}, detail::shape_of(v));
-  detail::require_shape("output", {q.batch, q.rows, v.cols}, detail::shape_of(output));
-  if (weights) {
-    detail::require_shape("weights", {q.batch, q.rows, k.rows}, detail::shape_of(*weights));
-  }
-  detail::check_attention_options(options);
-  validate_mask(options.mask, q.batch, q.rows, k.rows);
+  check_pooling_arguments(q, k, v, options, output, weights);
 
   auto fill = [&](Index s, MatrixMap scores) {
     detail::score_matrix(ScoreFunction::Additive, q[s], k[s], params, scores);

@@ -6,6 +6,14 @@
 //                               → Softmax(axis=-1) → MatMul(·, V) → O [n, d]        (opset 17)
 //   attentionMhaModel(n, d):    com.microsoft MultiHeadAttention, num_heads = 1, on query/key/
 //                               value [1, n, d] → O [1, n, d]     (opset 17 + com.microsoft 1)
+//
+// Multi-head self-attention with the projections of torch.nn.MultiheadAttention, x [1, n, E] →
+// y [1, n, E], the weights as initializers (from a PyTorch state dict, see splitStateDict):
+//   mhaContribModel(n, E, heads, dict): Q = x·Wqᵀ + bq, K = x·Wkᵀ + bk, V = x·Wvᵀ + bv
+//       (MatMul + Add), com.microsoft MultiHeadAttention(Q, K, V, num_heads), then ·Woᵀ + bo
+//   mhaPlainModel(n, E, heads, dict):   the same projections; heads by Reshape [1, n, h, E/h] +
+//       Transpose, then MatMul(Q, Kᵀ), Mul(1/√(E/h)), Softmax, MatMul(·, V), Transpose +
+//       Reshape back to [1, n, E], then ·Woᵀ + bo (standard ops only, opset 17)
 
 // ---- protobuf wire format ----------------------------------------------------------------------
 // Wire types: 0 = varint, 1 = 64-bit, 2 = length-delimited, 5 = 32-bit.
@@ -41,6 +49,7 @@ class Writer {
 
 // ---- ONNX messages -----------------------------------------------------------------------------
 const FLOAT = 1; // TensorProto.DataType.FLOAT
+const INT64 = 7; // TensorProto.DataType.INT64
 const ATTR = { FLOAT: 1, INT: 2, STRING: 3, INTS: 7 }; // AttributeProto.AttributeType
 
 // TypeProto { tensor_type = 1: Tensor { elem_type = 1, shape = 2: TensorShapeProto { dim = 1:
@@ -63,6 +72,14 @@ function floatTensor(name, dims, values) {
   const w = new Writer();
   if (dims.length) w.packedInts(1, dims);
   return w.int(2, FLOAT).string(8, name).bytesField(9, new Uint8Array(data.buffer));
+}
+
+// An INT64 tensor (Reshape's shape input): raw_data as little-endian int64.
+function int64Tensor(name, dims, values) {
+  const data = BigInt64Array.from(values, (v) => BigInt(v));
+  const w = new Writer();
+  if (dims.length) w.packedInts(1, dims);
+  return w.int(2, INT64).string(8, name).bytesField(9, new Uint8Array(data.buffer));
 }
 
 // AttributeProto { name = 1, f = 2, i = 3, s = 4, ints = 8, type = 20 }
@@ -140,4 +157,82 @@ export function attentionMhaModel(n, d) {
     outputs: [valueInfo('O', [1, n, d])],
   });
   return model(g, [['', 17], ['com.microsoft', 1]]);
+}
+
+// ---- multi-head self-attention with projections --------------------------------------------------
+// PyTorch keeps Linear weights as [out, in] and computes y = x·Wᵀ + b; ONNX MatMul(x, B) wants
+// B = Wᵀ [in, out]. The four E x E weights and biases of a torch.nn.MultiheadAttention state dict
+// (in_proj_weight [3E, E] = Wq; Wk; Wv stacked by rows, in_proj_bias [3E], out_proj.weight,
+// out_proj.bias), each weight returned as W (PyTorch layout) and Wt (transposed).
+export function splitStateDict(dict, E) {
+  const inW = dict.in_proj_weight.data, inB = dict.in_proj_bias.data;
+  const transpose = (w) => {
+    const t = new Float32Array(E * E);
+    for (let o = 0; o < E; o++) for (let i = 0; i < E; i++) t[i * E + o] = w[o * E + i];
+    return t;
+  };
+  const part = (w, b) => ({ W: w, Wt: transpose(w), b });
+  return {
+    q: part(inW.subarray(0, E * E), inB.subarray(0, E)),
+    k: part(inW.subarray(E * E, 2 * E * E), inB.subarray(E, 2 * E)),
+    v: part(inW.subarray(2 * E * E, 3 * E * E), inB.subarray(2 * E, 3 * E)),
+    o: part(dict['out_proj.weight'].data, dict['out_proj.bias'].data),
+  };
+}
+
+// MatMul(input, Wᵀ) + b as two nodes and two initializers named after `p`.
+function linear(p, input, output, weights, E) {
+  return {
+    nodes: [node('MatMul', [input, `${p}_Wt`], [`${p}_mm`]), node('Add', [`${p}_mm`, `${p}_b`], [output])],
+    initializers: [floatTensor(`${p}_Wt`, [E, E], weights.Wt), floatTensor(`${p}_b`, [E], weights.b)],
+  };
+}
+
+function mhaGraph(name, n, E, dict, middle) {
+  const w = splitStateDict(dict, E);
+  const parts = [linear('q', 'x', 'Q', w.q, E), linear('k', 'x', 'K', w.k, E), linear('v', 'x', 'V', w.v, E)];
+  const out = linear('o', 'A', 'y', w.o, E);
+  return graph(name, {
+    nodes: [...parts.flatMap((p) => p.nodes), ...middle.nodes, ...out.nodes],
+    initializers: [...parts.flatMap((p) => p.initializers), ...(middle.initializers ?? []), ...out.initializers],
+    inputs: [valueInfo('x', [1, n, E])],
+    outputs: [valueInfo('y', [1, n, E])],
+  });
+}
+
+export function mhaContribModel(n, E, heads, dict) {
+  const g = mhaGraph('mha_contrib', n, E, dict, {
+    nodes: [node('MultiHeadAttention', ['Q', 'K', 'V'], ['A'], {
+      domain: 'com.microsoft',
+      attributes: [attribute('num_heads', ATTR.INT, heads), attribute('scale', ATTR.FLOAT, 1 / Math.sqrt(E / heads))],
+    })],
+  });
+  return model(g, [['', 17], ['com.microsoft', 1]]);
+}
+
+export function mhaPlainModel(n, E, heads, dict) {
+  const hd = E / heads;
+  const perm = (p) => [attribute('perm', ATTR.INTS, p)];
+  const g = mhaGraph('mha_plain', n, E, dict, {
+    nodes: [
+      node('Reshape', ['Q', 'heads_shape'], ['Q4']),
+      node('Transpose', ['Q4'], ['Qh'], { attributes: perm([0, 2, 1, 3]) }), // [1, h, n, hd]
+      node('Reshape', ['K', 'heads_shape'], ['K4']),
+      node('Transpose', ['K4'], ['Kht'], { attributes: perm([0, 2, 3, 1]) }), // [1, h, hd, n]
+      node('Reshape', ['V', 'heads_shape'], ['V4']),
+      node('Transpose', ['V4'], ['Vh'], { attributes: perm([0, 2, 1, 3]) }), // [1, h, n, hd]
+      node('MatMul', ['Qh', 'Kht'], ['S']), // [1, h, n, n]
+      node('Mul', ['S', 'scale'], ['S_scaled']),
+      node('Softmax', ['S_scaled'], ['P'], { attributes: [attribute('axis', ATTR.INT, -1)] }),
+      node('MatMul', ['P', 'Vh'], ['Oh']), // [1, h, n, hd]
+      node('Transpose', ['Oh'], ['O4'], { attributes: perm([0, 2, 1, 3]) }), // [1, n, h, hd]
+      node('Reshape', ['O4', 'model_shape'], ['A']), // [1, n, E]
+    ],
+    initializers: [
+      int64Tensor('heads_shape', [4], [1, n, heads, hd]),
+      int64Tensor('model_shape', [3], [1, n, E]),
+      floatTensor('scale', [], [1 / Math.sqrt(hd)]),
+    ],
+  });
+  return model(g, [['', 17]]);
 }

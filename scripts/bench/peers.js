@@ -11,9 +11,15 @@
 // that cannot load or run here is logged in one line and left out. Every runner is checked
 // against a double-precision reference at n = 33 before it is returned, and make() re-checks a
 // few rows at the benchmarked size; a disagreement (max abs diff > 1e-3) throws.
+//
+// loadMhaPeers({ embedDim, numHeads, dict }) does the same for multi-head self-attention with
+// the projections of torch.nn.MultiheadAttention (state dict `dict`): onnxruntime-web running
+// the com.microsoft MultiHeadAttention op, and the same graph of standard ops. Each is checked
+// against mhaReference (float64) at n = 17 when loaded, and make(t) compares every output
+// element with t.expected (our output at that size) when given.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { attentionMatMulModel, attentionMhaModel } from './onnx-model.js';
+import { attentionMatMulModel, attentionMhaModel, mhaContribModel, mhaPlainModel, splitStateDict } from './onnx-model.js';
 
 const require = createRequire(import.meta.url);
 const TOLERANCE = 1e-3;
@@ -44,7 +50,7 @@ function referenceRows(q, k, v, n, d, rows) {
   return out;
 }
 
-function checkRows(name, out, t, rows) {
+export function checkRows(name, out, t, rows) {
   const { n, d } = t;
   if (!out || out.length !== n * d) {
     throw new PeerMismatchError(`${name}: output has ${out?.length} elements, expected ${n * d} (n = ${n}, d = ${d})`);
@@ -72,7 +78,7 @@ function randomTask(n, d, seed) {
 }
 
 // Wraps make() so the first run at every size is checked against the reference on a few rows.
-function checked(runner) {
+export function checked(runner) {
   return {
     ...runner,
     make: async (t) => {
@@ -135,13 +141,20 @@ async function loadTfjs() {
 }
 
 // ---- onnxruntime-web, wasm backend ----------------------------------------------------------------
-async function loadOrt() {
+const ORT_OPTIONS = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+
+async function loadOrtModule() {
   const ort = await import('onnxruntime-web'); // Node export: dist/ort.node.min.mjs + the .wasm beside it
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.simd = true;
   ort.env.wasm.proxy = false;
   ort.env.logLevel = 'error';
-  const options = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
+  return ort;
+}
+
+async function loadOrt() {
+  const ort = await loadOrtModule();
+  const options = ORT_OPTIONS;
 
   const runner = (name, buildModel, inputNames, shapeOf, extra = {}) => {
     let session = null;
@@ -169,8 +182,110 @@ async function loadOrt() {
   ];
 }
 
+// ---- multi-head self-attention (onnxruntime-web) ---------------------------------------------------
+// torch.nn.MultiheadAttention(x, x, x) in float64 for x [n, E]: y = concat_h(softmax(Q_h K_hᵀ/√hd)
+// V_h)·Woᵀ + bo with Q = x·Wqᵀ + bq (and K, V alike).
+export function mhaReference(dict, x, n, E, heads) {
+  const w = splitStateDict(dict, E);
+  const hd = E / heads;
+  const project = (input, { W, b }) => {
+    const out = new Float64Array(n * E);
+    for (let i = 0; i < n; i++) {
+      for (let o = 0; o < E; o++) {
+        let sum = b[o];
+        for (let c = 0; c < E; c++) sum += input[i * E + c] * W[o * E + c];
+        out[i * E + o] = sum;
+      }
+    }
+    return out;
+  };
+  const Q = project(x, w.q), K = project(x, w.k), V = project(x, w.v);
+  const A = new Float64Array(n * E);
+  const scores = new Float64Array(n);
+  for (let h = 0; h < heads; h++) {
+    for (let i = 0; i < n; i++) {
+      let max = -Infinity;
+      for (let j = 0; j < n; j++) {
+        let dot = 0;
+        for (let t = h * hd; t < (h + 1) * hd; t++) dot += Q[i * E + t] * K[j * E + t];
+        scores[j] = dot / Math.sqrt(hd);
+        if (scores[j] > max) max = scores[j];
+      }
+      let sum = 0;
+      for (let j = 0; j < n; j++) sum += scores[j] = Math.exp(scores[j] - max);
+      for (let j = 0; j < n; j++) {
+        for (let t = h * hd; t < (h + 1) * hd; t++) A[i * E + t] += (scores[j] / sum) * V[j * E + t];
+      }
+    }
+  }
+  return project(A, w.o);
+}
+
+// Throws a PeerMismatchError naming `what` unless `got` matches `want` within TOLERANCE.
+export function expectClose(what, got, want) {
+  if (!got || got.length !== want.length) {
+    throw new PeerMismatchError(`${what}: output has ${got?.length} elements, expected ${want.length}`);
+  }
+  let worst = 0, at = 0;
+  for (let i = 0; i < want.length; i++) {
+    const diff = Math.abs(got[i] - want[i]);
+    if (!(diff <= worst)) { worst = diff; at = i; } // NaN counts as worst
+  }
+  if (!(worst <= TOLERANCE)) {
+    throw new PeerMismatchError(`${what}: max abs diff ${worst} > ${TOLERANCE} (element ${at}: ${got[at]} vs ${want[at]})`);
+  }
+  return worst;
+}
+
+export const MHA_CHECK_N = 17;
+
+export async function loadMhaPeers({ embedDim: E, numHeads: heads, dict, log = console.log }) {
+  let ort;
+  try {
+    ort = await loadOrtModule();
+  } catch (e) {
+    log(`peers: leaving out onnxruntime-web (multi-head): ${oneLine(e)}`);
+    return [];
+  }
+  const runner = (name, buildModel) => {
+    let session = null;
+    return {
+      name,
+      async: true,
+      make: async ({ n, x, expected }) => {
+        await session?.release();
+        session = await ort.InferenceSession.create(buildModel(n, E, heads, dict), ORT_OPTIONS);
+        const feeds = { x: new ort.Tensor('float32', x, [1, n, E]) };
+        const fn = async () => (await session.run(feeds)).y.data;
+        if (expected) expectClose(`${name} at n = ${n} vs ours`, await fn(), expected);
+        return fn;
+      },
+      release: async () => { await session?.release(); session = null; },
+    };
+  };
+  const peers = [];
+  const n = MHA_CHECK_N;
+  const x = randomTask(n, E, 11).q.data;
+  const want = mhaReference(dict, x, n, E, heads);
+  for (const r of [runner('onnxruntime-web MHA op + MatMul projections', mhaContribModel),
+    runner('onnxruntime-web MHA plain-op graph', mhaPlainModel)]) {
+    try {
+      const fn = await r.make({ n, x });
+      expectClose(`${r.name} at n = ${n} vs the float64 reference`, await fn(), want);
+    } catch (e) {
+      if (e instanceof PeerMismatchError) throw e;
+      log(`peers: leaving out ${r.name}: ${oneLine(e)}`);
+      continue;
+    } finally {
+      await r.release();
+    }
+    peers.push(r);
+  }
+  return peers;
+}
+
 // ---- loading -----------------------------------------------------------------------------------
-const oneLine = (e) => String(e?.message ?? e).split('\n')[0].slice(0, 200);
+export const oneLine = (e) => String(e?.message ?? e).split('\n')[0].slice(0, 200);
 
 export async function loadPeers({ log = console.log } = {}) {
   const peers = [];

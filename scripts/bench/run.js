@@ -1,53 +1,115 @@
-// `npm run bench`: attention O = softmax(Q Kᵀ/√d) V on [1, n, d] float32, single thread, side
-// by side in one run: our SIMD and scalar wasm builds, plain JS, the peers that are installed,
-// and the native build. Prints GFLOP/s and ratios; writes JSON and an SVG chart to build/bench/.
+// `npm run bench`: one run, side by side, single thread, float32:
+//   1. attention O = softmax(Q Kᵀ/√d) V on [1, n, d]: our SIMD and scalar wasm builds, plain JS,
+//      the peers that are installed (peers.js), and the native build;
+//   2. multi-head self-attention (torch.nn.MultiheadAttention, E = 512, 8 heads, with the four
+//      projections): ours vs onnxruntime-web running the same projections around the
+//      com.microsoft MultiHeadAttention op, and around a graph of standard ops;
+//   3. long sequences: our SIMD build at n = 32768, d = 64, the peers tried there too, and the
+//      wasm memory our module reached (peak WebAssembly.Memory size) at n = 8192 and 32768;
+//   4. one summary line per performance goal.
+// Every runner's output is checked (float64 reference, or our output) before it is timed; a
+// disagreement (max abs diff > 1e-3) throws. Writes JSON and an SVG chart to build/bench/.
+// --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences.
+
+// Our wrapper does not expose its WebAssembly.Memory: capture the memory every instance exports
+// (the Emscripten glue instantiates through WebAssembly.instantiate), as tests/js/wasm-memory.js
+// does. Installed before anything is loaded; loadOurs() pairs each load with its memory.
+const memories = [];
+{
+  const { instantiate } = WebAssembly;
+  WebAssembly.instantiate = async function (...args) {
+    const result = await instantiate.apply(this, args);
+    const instance = result instanceof WebAssembly.Instance ? result : result.instance;
+    const memory = Object.values(instance?.exports ?? {}).find((value) => value instanceof WebAssembly.Memory);
+    if (memory) memories.push(memory);
+    return result;
+  };
+}
+
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadAttention } from '../../dist/index.js';
-import { plainJsAttention } from './plain-js.js';
-import { loadPeers } from './peers.js';
+import { plainJsAttention } from '../../web/src/bench/plain-js.js';
+import { checked, checkRows, expectClose, loadMhaPeers, loadPeers, mhaReference, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
 import { nativeResults } from './native.js';
 import { renderChart } from './chart.js';
-import { attentionFlops, measure, measureAsync } from './timing.js';
+import { attentionFlops, mhaFlops, measure, measureAsync } from './timing.js';
 
+const started = performance.now();
 const quick = process.argv.includes('--quick');
 const sizes = quick ? [128, 512] : [128, 512, 1024, 2048, 8192];
 const widths = quick ? [64] : [64, 128];
+const MHA = { embedDim: 512, numHeads: 8 };
+const mhaSizes = quick ? [128] : [128, 512, 1024];
+const LONG_N = 32768, LONG_D = 64;
+const GOAL = 1.35; // our SIMD build's GFLOP/s over the best peer's
+const SIMD = 'ours: wasm SIMD', SCALAR = 'ours: wasm scalar';
 
-function random(count, seed) {
+function random(count, seed, scale = 1) {
   let state = seed >>> 0;
   const data = new Float32Array(count);
   for (let i = 0; i < count; i++) {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = Math.imul(state ^ (state >>> 15), 1 | state);
     t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
-    data[i] = (((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1;
+    data[i] = ((((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1) * scale;
   }
   return data;
 }
 
-const simd = await loadAttention();
-const scalar = await loadAttention({ simd: false });
+const attentionTask = (n, d) => {
+  const shape = [1, n, d];
+  return { n, d, q: { data: random(n * d, 1), shape }, k: { data: random(n * d, 2), shape }, v: { data: random(n * d, 3), shape } };
+};
+const MiB = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+// An error in one line, build-machine paths cut ('/mnt/.../onnxruntime/core/...' → 'onnxruntime/core/...').
+const brief = (e) => String(e?.message ?? e).split('\n')[0].replace(/\/\S*?\/(onnxruntime\/)/g, '$1').slice(0, 300);
+const fmt = (x, digits = 1) => (x === undefined ? '—' : x.toFixed(digits));
+
+// A fresh instance of our module and the WebAssembly.Memory it exports.
+async function loadOurs(options) {
+  const before = memories.length;
+  const attn = await loadAttention(options);
+  if (memories.length !== before + 1) throw new Error(`expected one new WebAssembly.Memory from loadAttention, got ${memories.length - before}`);
+  return { attn, memory: memories[before] };
+}
+
+function printTable(title, header, rows) {
+  const w = header.map((h, i) => Math.max(String(h).length, ...rows.map((r) => String(r[i]).length)));
+  console.log(`\n${title}`);
+  const line = (r) => r.map((c, i) => (i === 0 ? String(c).padEnd(w[i]) : String(c).padStart(w[i]))).join('  ');
+  console.log(line(header));
+  for (const r of rows) console.log(line(r));
+}
+
+const { attn: simd, memory: simdMemory } = await loadOurs();
+const { attn: scalar } = await loadOurs({ simd: false });
+if (simd.backend !== 'wasm-simd') throw new Error(`the SIMD build did not load (backend ${simd.backend})`);
+
+// ---- 1. attention [1, n, d] --------------------------------------------------------------------
 const peers = await loadPeers();
+const peerNames = new Set(peers.map((p) => p.name));
 const runners = [
-  { name: 'ours: wasm SIMD', make: (t) => () => simd.scaledDotProductAttention(t.q, t.k, t.v) },
-  { name: 'ours: wasm scalar', make: (t) => () => scalar.scaledDotProductAttention(t.q, t.k, t.v) },
-  { name: 'plain JS', make: (t) => () => plainJsAttention(t.q.data, t.k.data, t.v.data, t.n, t.n, t.d), maxN: 2048 },
+  ...[{ name: SIMD, make: (t) => () => simd.scaledDotProductAttention(t.q, t.k, t.v).output.data },
+    { name: SCALAR, make: (t) => () => scalar.scaledDotProductAttention(t.q, t.k, t.v).output.data },
+    { name: 'plain JS', make: (t) => () => plainJsAttention(t.q.data, t.k.data, t.v.data, t.n, t.n, t.d), maxN: 2048 },
+  ].map(checked), // peers come checked already
   ...peers,
 ];
 
 const results = [];
 for (const d of widths) {
   for (const n of sizes) {
-    const shape = [1, n, d];
-    const t = { n, d, q: { data: random(n * d, 1), shape }, k: { data: random(n * d, 2), shape }, v: { data: random(n * d, 3), shape } };
+    const t = attentionTask(n, d);
     const flops = attentionFlops(n, n, d);
     for (const runner of runners) {
       if (runner.maxN && n > runner.maxN) continue;
       let fn;
       try {
-        fn = await runner.make(t);
+        fn = await runner.make(t); // runs once and checks rows against the float64 reference
       } catch (error) {
-        console.log(`${runner.name} at n = ${n}, d = ${d}: skipped (${error.message})`);
+        if (error instanceof PeerMismatchError) throw error;
+        console.log(`${runner.name} at n = ${n}, d = ${d}: skipped (${oneLine(error)})`);
+        await runner.release?.();
         continue;
       }
       const options = { samples: n >= 4096 ? 3 : 7 };
@@ -60,25 +122,184 @@ for (const d of widths) {
 results.push(...nativeResults(sizes, widths));
 
 // Table: one row per shape, GFLOP/s per runner, then our SIMD build's ratio to each.
-const names = [...new Set(results.map((r) => r.runner))];
-const lookup = (name, n, d) => results.find((r) => r.runner === name && r.n === n && r.d === d);
-const header = ['d', 'n', ...names, ...names.slice(1).map((x) => `SIMD ÷ ${x}`)];
-const rows = [];
-for (const d of widths) {
-  for (const n of sizes) {
-    const ours = lookup(names[0], n, d)?.gflops;
-    const cells = names.map((x) => lookup(x, n, d)?.gflops);
-    rows.push([d, n, ...cells.map((g) => (g === undefined ? '—' : g.toFixed(1))),
-      ...cells.slice(1).map((g) => (g === undefined ? '—' : (ours / g).toFixed(2)))]);
+{
+  const names = [...new Set(results.map((r) => r.runner))];
+  const lookup = (name, n, d) => results.find((r) => r.runner === name && r.n === n && r.d === d);
+  const rows = [];
+  for (const d of widths) {
+    for (const n of sizes) {
+      const ours = lookup(SIMD, n, d)?.gflops;
+      const cells = names.map((x) => lookup(x, n, d)?.gflops);
+      rows.push([d, n, ...cells.map((g) => fmt(g)), ...cells.slice(1).map((g) => (g === undefined ? '—' : (ours / g).toFixed(2)))]);
+    }
+  }
+  printTable(`GFLOP/s for attention on [1, n, d] (4·n²·d flops), single thread, Node ${process.versions.node}`,
+    ['d', 'n', ...names, ...names.slice(1).map((x) => `SIMD ÷ ${x}`)], rows);
+}
+
+// ---- 2. multi-head self-attention, E = 512, 8 heads ------------------------------------------------
+// Seeded weights in torch.nn.MultiheadAttention's state-dict layout (Linear weights [out, in]),
+// scaled as PyTorch initialises them (Xavier-uniform in_proj, 1/√E out_proj); random biases so
+// that they are exercised too.
+const E = MHA.embedDim;
+const mhaDict = {
+  in_proj_weight: { data: random(3 * E * E, 101, Math.sqrt(6 / (4 * E))), shape: [3 * E, E] },
+  in_proj_bias: { data: random(3 * E, 102, 0.1), shape: [3 * E] },
+  'out_proj.weight': { data: random(E * E, 103, 1 / Math.sqrt(E)), shape: [E, E] },
+  'out_proj.bias': { data: random(E, 104, 0.1), shape: [E] },
+};
+const ourMha = [[SIMD, simd], [SCALAR, scalar]].map(([name, attn]) => {
+  const module = new attn.MultiHeadAttention(MHA).loadStateDict(mhaDict);
+  const forward = (x, n) => module.forward({ data: x, shape: [1, n, E] }, undefined, undefined, { needWeights: false }).output.data;
+  return { name, module, forward };
+});
+{
+  const n = MHA_CHECK_N, x = random(n * E, 105);
+  const want = mhaReference(mhaDict, x, n, E, MHA.numHeads);
+  for (const { name, forward } of ourMha) expectClose(`${name} multi-head at n = ${n} vs the float64 reference`, forward(x, n), want);
+}
+const mhaPeers = await loadMhaPeers({ ...MHA, dict: mhaDict }); // each checked against the reference at n = 17
+const mhaResults = [];
+for (const n of mhaSizes) {
+  const x = random(n * E, 200 + n);
+  const expected = ourMha[0].forward(x, n);
+  const flops = mhaFlops(n, E);
+  for (const { name, forward } of ourMha) {
+    expectClose(`${name} multi-head at n = ${n} vs ${SIMD}`, forward(x, n), expected);
+    const ms = measure(() => forward(x, n));
+    mhaResults.push({ runner: name, n, embedDim: E, heads: MHA.numHeads, ms, gflops: flops / ms / 1e6 });
+  }
+  for (const peer of mhaPeers) {
+    let fn;
+    try {
+      fn = await peer.make({ n, x, expected }); // compares every output element with ours
+    } catch (error) {
+      if (error instanceof PeerMismatchError) throw error;
+      console.log(`${peer.name} at n = ${n}: skipped (${oneLine(error)})`);
+      await peer.release();
+      continue;
+    }
+    const ms = await measureAsync(fn);
+    mhaResults.push({ runner: peer.name, n, embedDim: E, heads: MHA.numHeads, ms, gflops: flops / ms / 1e6 });
+    await peer.release();
   }
 }
-const widthsOf = header.map((h, i) => Math.max(String(h).length, ...rows.map((r) => String(r[i]).length)));
-const line = (r) => r.map((c, i) => String(c).padStart(widthsOf[i])).join('  ');
-console.log(`GFLOP/s for attention on [1, n, d] (4·n²·d flops), single thread, Node ${process.versions.node}`);
-console.log(line(header));
-for (const r of rows) console.log(line(r));
+for (const { module } of ourMha) module.dispose();
+
+// Table: one row per runner; per n its GFLOP/s, its ms and our SIMD build's ratio to it.
+{
+  const names = [...new Set(mhaResults.map((r) => r.runner))];
+  const lookup = (name, n) => mhaResults.find((r) => r.runner === name && r.n === n);
+  const header = ['runner', ...mhaSizes.flatMap((n) => [`n=${n} GFLOP/s`, 'ms', 'SIMD ÷'])];
+  const rows = names.map((name) => [name, ...mhaSizes.flatMap((n) => {
+    const r = lookup(name, n), ours = lookup(SIMD, n);
+    return [fmt(r?.gflops), fmt(r?.ms, 2), r && ours ? (ours.gflops / r.gflops).toFixed(2) : '—'];
+  })]);
+  printTable(`Multi-head self-attention, x [1, n, ${E}], ${MHA.numHeads} heads, needWeights: false ` +
+    `(4·2·n·E² + 4·n²·E flops), single thread`, header, rows);
+}
+
+// ---- 3. long sequences ------------------------------------------------------------------------
+// Each measurement on a fresh instance of our SIMD build, so that memory.buffer.byteLength after
+// the run is the peak that run needed (wasm memory only grows), initial heap included.
+let long = null;
+if (!quick) {
+  long = { n: LONG_N, d: LONG_D, flops: attentionFlops(LONG_N, LONG_N, LONG_D), memory: {}, peers: [] };
+  const rows = (n) => [0, 1, n >> 1, n - 1];
+  for (const n of [8192, LONG_N]) {
+    const { attn, memory } = await loadOurs();
+    const initial = memory.buffer.byteLength;
+    const t = attentionTask(n, LONG_D);
+    const times = [];
+    let out;
+    for (let i = 0; i < (n === LONG_N ? 2 : 1); i++) {
+      const start = performance.now();
+      out = attn.scaledDotProductAttention(t.q, t.k, t.v).output.data;
+      times.push(performance.now() - start);
+    }
+    checkRows(`${SIMD} at n = ${n}`, out, t, rows(n));
+    long.memory[n] = { initialBytes: initial, peakBytes: memory.buffer.byteLength, ms: times };
+  }
+  const ours = long.memory[LONG_N];
+  long.ours = { completed: true, ms: ours.ms, gflops: long.flops / Math.min(...ours.ms) / 1e6, peakBytes: ours.peakBytes };
+
+  // Peers: tried at n = 32768 unless their n = 8192 time says it would take minutes.
+  const t = attentionTask(LONG_N, LONG_D);
+  for (const peer of peers) {
+    const at8192 = results.find((r) => r.runner === peer.name && r.n === 8192 && r.d === LONG_D);
+    const entry = { runner: peer.name };
+    if (peer.maxN && peer.maxN < LONG_N) {
+      Object.assign(entry, { status: 'skipped', note: `known limit n ≤ ${peer.maxN} (see peers.js)` });
+    } else if (!at8192) {
+      Object.assign(entry, { status: 'skipped', note: 'no n = 8192 time to extrapolate from' });
+    } else if (at8192.ms > 2000) {
+      const estimate = at8192.ms * (LONG_N / 8192) ** 2;
+      Object.assign(entry, { status: 'skipped', note: `n = 8192 took ${(at8192.ms / 1000).toFixed(1)} s, n = ${LONG_N} would take ~${(estimate / 1000).toFixed(0)} s` });
+    } else {
+      try {
+        const fn = await peer.make(t); // one run, rows checked
+        const start = performance.now();
+        await fn();
+        const ms = performance.now() - start;
+        Object.assign(entry, { status: 'completed', ms, gflops: long.flops / ms / 1e6 });
+      } catch (error) {
+        if (error instanceof PeerMismatchError) throw error;
+        Object.assign(entry, { status: 'failed', error: brief(error) });
+      } finally {
+        try { await peer.release?.(); } catch { /* a failed peer may not release cleanly */ }
+      }
+    }
+    long.peers.push(entry);
+  }
+
+  console.log(`\nLong sequences: attention [1, ${LONG_N}, ${LONG_D}] (${(long.flops / 1e9).toFixed(0)} GFLOP), single thread`);
+  console.log(`  ${SIMD}: completed, ${ours.ms.map((ms) => `${(ms / 1000).toFixed(2)} s`).join(' and ')} ` +
+    `(${long.ours.gflops.toFixed(1)} GFLOP/s, best of ${ours.ms.length}), output rows checked`);
+  for (const p of long.peers) {
+    const what = p.status === 'completed' ? `completed, ${(p.ms / 1000).toFixed(2)} s (${p.gflops.toFixed(1)} GFLOP/s)`
+      : p.status === 'failed' ? `failed: ${p.error}` : `skipped: ${p.note}`;
+    console.log(`  ${p.runner}: ${what}`);
+  }
+  console.log(`  (for scale: a materialised ${LONG_N} x ${LONG_N} float32 score matrix is ${(LONG_N * LONG_N * 4 / 2 ** 30).toFixed(1)} GiB; wasm32 memory is at most 4 GiB)`);
+  console.log(`Wasm memory of our SIMD module (WebAssembly.Memory size, fresh instance per run; initial ${MiB(long.memory[8192].initialBytes)}):`);
+  for (const n of [8192, LONG_N]) {
+    const m = long.memory[n];
+    console.log(`  n = ${n}, d = ${LONG_D}: peak ${MiB(m.peakBytes)} (run took ${(Math.min(...m.ms) / 1000).toFixed(2)} s)`);
+  }
+}
+const mainMemory = { peakBytes: simdMemory.buffer.byteLength };
+console.log(`Wasm memory of the SIMD instance used for tables 1 and 2, after all its runs: ${MiB(mainMemory.peakBytes)}`);
+
+// ---- 4. goals --------------------------------------------------------------------------------------
+const summary = [];
+const goalLine = (label, list, n, extra = (r) => r.n === n) => {
+  const ours = list.find((r) => r.runner === SIMD && extra(r));
+  const best = list.filter((r) => !r.runner.startsWith('ours') && r.runner !== 'plain JS' && extra(r))
+    .sort((a, b) => b.gflops - a.gflops)[0];
+  if (!ours || !best) return `${label}: not measured in this run`;
+  const ratio = ours.gflops / best.gflops;
+  return `${label}: ours SIMD ${ours.gflops.toFixed(1)} GFLOP/s, best peer ${best.gflops.toFixed(1)} (${best.runner}), ` +
+    `ratio ${ratio.toFixed(2)} (goal ≥ ${GOAL}: ${ratio >= GOAL ? 'met' : 'NOT met'})`;
+};
+for (const n of [512, 1024, 2048, 8192]) {
+  summary.push(goalLine(`attention n = ${n} (goal for n ≥ 512), d = 64`, results, n, (r) => r.n === n && r.d === 64));
+}
+summary.push(goalLine(`MHA E = ${E}, ${MHA.numHeads} heads, n = 512`, mhaResults, 512));
+if (long) {
+  summary.push(`long n = ${LONG_N}, d = ${LONG_D}: ours SIMD completed in ${(Math.min(...long.ours.ms) / 1000).toFixed(2)} s ` +
+    `(${long.ours.gflops.toFixed(1)} GFLOP/s), peak wasm memory ${MiB(long.ours.peakBytes)} (n = 8192: ${MiB(long.memory[8192].peakBytes)}); ` +
+    `peers: ${long.peers.map((p) => `${p.runner} ${p.status}`).join(', ')}`);
+}
+console.log('\nSummary');
+for (const s of summary) console.log(`  ${s}`);
 
 mkdirSync('build/bench', { recursive: true });
-writeFileSync('build/bench/results.json', JSON.stringify({ node: process.versions.node, date: new Date().toISOString(), results }, null, 2));
-writeFileSync('build/bench/chart.svg', renderChart(results, widths));
-console.log('wrote build/bench/results.json and build/bench/chart.svg');
+writeFileSync('build/bench/results.json', JSON.stringify({
+  node: process.versions.node, date: new Date().toISOString(), quick, results,
+  mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long, memory: { mainSimdInstance: mainMemory }, summary,
+}, null, 2));
+writeFileSync('build/bench/chart.svg', renderChart([
+  ...widths.map((d) => ({ title: `attention [1, n, ${d}], GFLOP/s (higher is better)`, results: results.filter((r) => r.d === d) })),
+  { title: `multi-head self-attention, E = ${E}, ${MHA.numHeads} heads, GFLOP/s`, results: mhaResults },
+]));
+console.log(`wrote build/bench/results.json and build/bench/chart.svg (${((performance.now() - started) / 1000).toFixed(0)} s in all)`);

@@ -15,7 +15,7 @@ const SITE = fileURLToPath(new URL('../../build/site/', import.meta.url));
 const SHOTS = fileURLToPath(new URL('../../build/screenshots/', import.meta.url));
 const DESKTOP = { width: 1280, height: 900 };
 const PHONE = { width: 390, height: 844 };
-const SECTIONS = ['qkv', 'kernel-regression', 'scoring', 'multi-head'];
+const SECTIONS = ['qkv', 'kernel-regression', 'scoring', 'multi-head', 'benchmark'];
 const BUDGET_MS = 16;
 
 let server;

@@ -1,4 +1,4 @@
-// The page: loads the wasm package once, names its backend, mounts the four sections and
+// The page: loads the wasm package once, names its backend, mounts the five sections and
 // redraws them when the page width changes.
 import './style.css';
 import { loadAttention } from 'attention-wasm';
@@ -6,6 +6,7 @@ import { mountQkv } from './sections/qkv.js';
 import { mountKernelRegression } from './sections/kernel-regression.js';
 import { mountScoring } from './sections/scoring.js';
 import { mountMultiHead } from './sections/multi-head.js';
+import { mountBenchmark } from './sections/benchmark.js';
 import { invalidateWidths } from './ui/plot.js';
 
 const SECTIONS = [
@@ -13,6 +14,7 @@ const SECTIONS = [
   ['kernel-regression', mountKernelRegression],
   ['scoring', mountScoring],
   ['multi-head', mountMultiHead],
+  ['benchmark', mountBenchmark],
 ];
 
 async function start() {
