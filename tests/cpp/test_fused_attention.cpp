@@ -1,0 +1,112 @@
+// The fused (flash-style) kernel behind scaled dot-product attention: without weights it walks
+// the keys in blocks with an online softmax, so these cases are sized to cross its query and
+// key blocks, leave odd rows and partial 16-wide tiles, and make the running max move between
+// blocks. Each is checked against the double-precision reference, with and without weights
+// (with weights the kernel takes a single block per row), so both paths meet one reference.
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "attn/attention.hpp"
+#include "reference.hpp"
+
+using attn::AttentionOptions;
+using attn::Index;
+using attn::Tensor3;
+
+namespace {
+
+struct Case {
+  Index batch, nq, nk, d, dv;
+};
+
+void check_both_paths(const Tensor3& q, const Tensor3& k, const Tensor3& v,
+                      const AttentionOptions& options) {
+  std::optional<double> scale;
+  if (options.scale) scale = *options.scale;
+  const auto expected = ref::scaled_dot_product_attention(ref::to_double(q), ref::to_double(k),
+                                                          ref::to_double(v), options.mask, scale);
+  const auto fused = attn::scaled_dot_product_attention(q, k, v, options, false);
+  ref::check_close(fused.output, expected.output, ref::kSum, "output without weights");
+  const auto with_weights = attn::scaled_dot_product_attention(q, k, v, options, true);
+  ref::check_close(with_weights.output, expected.output, ref::kSum, "output with weights");
+  ref::check_close(with_weights.weights, expected.weights, ref::kTight, "weights");
+}
+
+void check_case(const Case& c, const AttentionOptions& options, uint32_t seed) {
+  CAPTURE(c.batch, c.nq, c.nk, c.d, c.dv);
+  check_both_paths(ref::random_tensor(c.batch, c.nq, c.d, seed),
+                   ref::random_tensor(c.batch, c.nk, c.d, seed + 1),
+                   ref::random_tensor(c.batch, c.nk, c.dv, seed + 2), options);
+}
+
+}  // namespace
+
+TEST_CASE("The fused kernel matches the reference across query and key blocks", "[fused]") {
+  // 64 queries and 128 keys per block, 16-wide tiles: sizes on, below and past those edges.
+  const Case cases[] = {{1, 1, 1, 1, 1},      {1, 2, 16, 16, 16},    {1, 3, 17, 5, 7},
+                        {2, 65, 129, 64, 64}, {1, 130, 300, 24, 33}, {1, 63, 127, 8, 17},
+                        {3, 7, 257, 3, 2},    {1, 200, 16, 64, 1}};
+  uint32_t seed = 100;
+  for (const Case& c : cases) check_case(c, {}, seed += 3);
+}
+
+TEST_CASE("The fused kernel honours valid lengths that end inside a later key block", "[fused]") {
+  AttentionOptions options;
+  options.mask.valid_lens = {200, 1, 129};
+  check_case({3, 9, 300, 16, 20}, options, 200);
+  options.mask.valid_lens = {0, 300, 128};  // an empty row: uniform with d2l's fill
+  check_case({3, 9, 300, 16, 20}, options, 210);
+}
+
+TEST_CASE("The fused kernel is causal across blocks", "[fused]") {
+  AttentionOptions options;
+  options.mask.causal = true;
+  check_case({2, 150, 150, 32, 24}, options, 300);
+}
+
+TEST_CASE("A row masked everywhere is NaN with fill -infinity, also past the first block",
+          "[fused]") {
+  AttentionOptions options;
+  options.mask.valid_lens = {0, 200};
+  options.mask.fill = -std::numeric_limits<float>::infinity();
+  const Tensor3 q = ref::random_tensor(2, 3, 8, 400);
+  const Tensor3 k = ref::random_tensor(2, 200, 8, 401);
+  const Tensor3 v = ref::random_tensor(2, 200, 5, 402);
+  const auto result = attn::scaled_dot_product_attention(q, k, v, options, false);
+  for (Index i = 0; i < 3; ++i) {
+    for (Index c = 0; c < 5; ++c) {
+      CAPTURE(i, c);
+      CHECK(std::isnan(result.output.at(0, i, c)));
+      CHECK(std::isfinite(result.output.at(1, i, c)));
+    }
+  }
+}
+
+TEST_CASE("Logits that grow block after block are rescaled correctly", "[fused]") {
+  // Key j scores about j/4 against every query, so each key block raises the running max by ~32
+  // and everything pooled before it must be scaled down by exp(-32) and more; logits reach ~150,
+  // where exp overflows float unless the max is subtracted.
+  const Index nk = 600, d = 4;
+  Tensor3 q(1, 5, d, 1.0f), k(1, nk, d), v = ref::random_tensor(1, nk, 6, 500);
+  for (Index j = 0; j < nk; ++j) {
+    for (Index t = 0; t < d; ++t) k.at(0, j, t) = static_cast<float>(j) / 4.0f;
+  }
+  AttentionOptions options;
+  options.scale = 0.25f;
+  check_both_paths(q, k, v, options);
+}
+
+TEST_CASE("Logits of 1e4 over many blocks stay finite and exact", "[fused]") {
+  Tensor3 q = ref::random_tensor(1, 4, 16, 600, -100.0f, 100.0f);
+  Tensor3 k = ref::random_tensor(1, 400, 16, 601, -100.0f, 100.0f);
+  const Tensor3 v = ref::random_tensor(1, 400, 16, 602);
+  AttentionOptions options;
+  options.scale = 1.0f;  // |q.k| reaches ~1e4: one-hot rows, finite and exact
+  const auto expected = ref::scaled_dot_product_attention(ref::to_double(q), ref::to_double(k),
+                                                          ref::to_double(v), options.mask, 1.0);
+  const auto got = attn::scaled_dot_product_attention(q, k, v, options, false);
+  ref::check_close(got.output, expected.output, ref::kSum, "output");
+}
