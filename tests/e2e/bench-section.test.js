@@ -1,0 +1,204 @@
+// Browser tests of section 5, the in-browser benchmark (web/src/sections/benchmark.js and its
+// worker, web/src/bench/worker.js), in headless Chromium against the built site in build/site/.
+// Most runs use ?bench.n=64,128 (two small sizes) for speed; the screenshots run the default
+// configuration, and the desktop one writes what it measured to build/screenshots/bench.json.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { serve } from '../../scripts/serve.js';
+import { launchBrowser, watchErrors } from './browser.js';
+
+const SITE = fileURLToPath(new URL('../../build/site/', import.meta.url));
+const SHOTS = fileURLToPath(new URL('../../build/screenshots/', import.meta.url));
+const DESKTOP = { width: 1280, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const SMALL = 'bench.n=64,128';
+const RUNNERS = ['simd', 'scalar', 'js'];
+
+let server;
+let browser;
+let base;
+
+before(async () => {
+  if (!existsSync(`${SITE}index.html`)) {
+    throw new Error(`no built page in ${SITE}: run scripts/build.sh (npm run build) first`);
+  }
+  server = await serve(SITE, 0);
+  base = `http://127.0.0.1:${server.address().port}/`;
+  browser = await launchBrowser();
+  await mkdir(SHOTS, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+async function open(query = '', viewport = DESKTOP) {
+  const page = await browser.newPage({ viewport });
+  const errors = watchErrors(page);
+  await page.goto(`${base}${query}#benchmark`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
+  return { page, errors };
+}
+
+const benchState = (page) => page.$eval('#benchmark', (s) => s.dataset.benchState);
+
+// Clicks Run and waits for the run to end (done or error); returns the final state.
+async function runBenchmark(page, timeout = 60000) {
+  await page.click('#benchmark button[name="run-benchmark"]');
+  await page.waitForFunction(
+    () => ['done', 'error'].includes(document.getElementById('benchmark').dataset.benchState),
+    null, { timeout },
+  );
+  return benchState(page);
+}
+
+// The table as { runner: { n: gflops } } and { 'simd/scalar': { n: ratio } }.
+const readTable = (page) => page.$eval('#benchmark .bench-table', (table) => {
+  const gflops = {};
+  for (const row of table.querySelectorAll('tr[data-runner]')) {
+    gflops[row.dataset.runner] = Object.fromEntries([...row.querySelectorAll('td[data-gflops]')]
+      .map((td) => [td.dataset.n, Number(td.dataset.gflops)]));
+  }
+  const ratios = {};
+  for (const row of table.querySelectorAll('tr[data-ratio]')) {
+    ratios[row.dataset.ratio] = [...row.querySelectorAll('td')].map((td) => Number(td.dataset.ratio));
+  }
+  return { gflops, ratios };
+});
+
+describe('section 5: the benchmark', () => {
+  test('renders its explanation and controls, and keeps d in the URL', async () => {
+    const { page, errors } = await open('?bench.d=32');
+    assert.match(await page.textContent('#benchmark-title'), /Benchmark: attention in your browser/);
+    const text = await page.textContent('#benchmark .prose');
+    for (const phrase of [/one thread/, /fused kernel/, /your own\s+numbers/, /your browser/]) {
+      assert.match(text, phrase);
+    }
+    assert.ok(await page.$('#benchmark .katex'), 'the flops formula is typeset');
+    assert.equal(await page.textContent('#benchmark button[name="run-benchmark"]'), 'Run benchmark');
+    assert.equal(await benchState(page), 'idle');
+    assert.equal(await page.isHidden('#benchmark .bench-results'), true, 'no results before a run');
+    // d from the URL, and back into it.
+    assert.equal(await page.inputValue('#benchmark select[name="bench-d"]'), '32');
+    assert.match(await page.getAttribute('#benchmark .share-link', 'href'), /bench\.d=32#benchmark$/);
+    await page.selectOption('#benchmark select[name="bench-d"]', '128');
+    await page.waitForFunction(() => location.search.includes('bench.d=128'));
+    await page.selectOption('#benchmark select[name="bench-d"]', '64');
+    await page.waitForFunction(() => !location.search.includes('bench.d'));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('a run completes in a worker: table, chart, progress, and the page stays responsive', async (t) => {
+    const { page, errors } = await open(`?${SMALL}`);
+    // Count animation frames and the longest gap between two, from before the click to the end.
+    await page.evaluate(() => {
+      const frames = { count: 0, maxGap: 0, last: performance.now(), running: true };
+      window.__frames = frames;
+      const tick = (now) => {
+        frames.count += 1;
+        frames.maxGap = Math.max(frames.maxGap, now - frames.last);
+        frames.last = now;
+        if (frames.running) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
+    const started = Date.now();
+    await page.click('#benchmark button[name="run-benchmark"]');
+    assert.equal(await page.isDisabled('#benchmark button[name="run-benchmark"]'), true, 'Run is disabled while running');
+    assert.equal(await page.isDisabled('#benchmark select[name="bench-d"]'), true, 'd is locked while running');
+    // The progress text names the size, the runner and the step.
+    await page.waitForFunction(() => /^n = \d+, (SIMD|scalar|JS): \d+\/\d+$/
+      .test(document.querySelector('#benchmark .bench-progress-text').textContent));
+    // Another section still updates while the worker measures.
+    const updates = await page.$eval('#qkv', (s) => Number(s.dataset.updates));
+    await page.focus('#qkv input[name="query"]');
+    await page.keyboard.press('ArrowRight');
+    await page.waitForFunction((n) => Number(document.getElementById('qkv').dataset.updates) > n, updates);
+    assert.equal(await benchState(page), 'running', 'the slider updated while the benchmark ran');
+    const framesMid = await page.evaluate(() => window.__frames.count);
+
+    await page.waitForFunction(
+      () => ['done', 'error'].includes(document.getElementById('benchmark').dataset.benchState),
+      null, { timeout: 60000 },
+    );
+    const elapsed = Date.now() - started;
+    const frames = await page.evaluate(() => {
+      window.__frames.running = false;
+      return window.__frames;
+    });
+    assert.equal(await benchState(page), 'done', await page.textContent('#benchmark .bench-status'));
+    assert.equal(await page.isEnabled('#benchmark button[name="run-benchmark"]'), true);
+    assert.equal(await page.textContent('#benchmark button[name="run-benchmark"]'), 'Run again');
+
+    const { gflops, ratios } = await readTable(page);
+    assert.deepEqual(Object.keys(gflops), RUNNERS, 'SIMD, scalar and JS rows');
+    for (const runner of RUNNERS) {
+      assert.deepEqual(Object.keys(gflops[runner]), ['64', '128'], `${runner}: both sizes measured`);
+      for (const g of Object.values(gflops[runner])) assert.ok(g > 0 && Number.isFinite(g), `${runner}: ${g} GFLOP/s`);
+    }
+    for (const name of ['simd/scalar', 'simd/js']) {
+      assert.equal(ratios[name].length, 2);
+      for (const r of ratios[name]) assert.ok(r > 0 && Number.isFinite(r), `${name}: ${r}`);
+    }
+    // The worker checks each runner's output against the first runner's at every n.
+    const diffs = await page.$$eval('#benchmark td[data-max-diff]', (tds) => tds.map((td) => Number(td.dataset.maxDiff)));
+    assert.equal(diffs.length, 6);
+    for (const diff of diffs) assert.ok(diff < 1e-4, `outputs differ by ${diff}`);
+    assert.match(await page.textContent('#benchmark .bench-status'), /outputs agree/);
+    const progressUpdates = await page.$eval('#benchmark', (s) => Number(s.dataset.progressUpdates));
+    assert.ok(progressUpdates >= 1, `progress updated ${progressUpdates} times`);
+    assert.equal(await page.$eval('#benchmark progress', (p) => p.value === p.max), true);
+    // The chart: one line and one end label per runner.
+    assert.ok(await page.$('[data-plot="bench-chart"] svg'), 'chart drawn');
+    assert.equal(await page.$$eval('[data-plot="bench-chart"] g[aria-label="line"]', (g) => g.length), 3);
+    const labels = await page.$$eval('[data-plot="bench-chart"] g[aria-label="text"] text', (x) => x.map((e) => e.textContent));
+    assert.deepEqual(labels.sort(), ['plain JS', 'wasm SIMD', 'wasm scalar']);
+    assert.match(await page.textContent('#benchmark .bench-status'), /in your browser/);
+
+    // Responsive: frames kept coming during the run, never more than half a second apart
+    // (a run on the main thread would stop them for seconds).
+    t.diagnostic(`run took ${elapsed} ms; ${frames.count} frames (${framesMid} by the slider check), longest gap ${frames.maxGap.toFixed(0)} ms; ${progressUpdates} progress updates`);
+    assert.ok(frames.count >= 10, `only ${frames.count} animation frames during a ${elapsed} ms run`);
+    assert.ok(frames.maxGap < 500, `the page froze for ${frames.maxGap.toFixed(0)} ms`);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('desktop screenshot after a default run (n = 128 … 1024, d = 64)', async (t) => {
+    const { page, errors } = await open('', DESKTOP);
+    const started = Date.now();
+    assert.equal(await runBenchmark(page, 90000), 'done');
+    const elapsed = Date.now() - started;
+    const { gflops, ratios } = await readTable(page);
+    assert.match(await page.textContent('#benchmark .bench-status'), /outputs agree/);
+    assert.deepEqual(Object.keys(gflops.simd), ['128', '256', '512', '1024']);
+    assert.deepEqual(Object.keys(gflops.js), ['128', '256', '512'], 'plain JS stops at n = 512');
+    for (const n of Object.keys(gflops.simd)) {
+      t.diagnostic(`n = ${n}, d = 64: SIMD ${gflops.simd[n].toFixed(2)}, scalar ${gflops.scalar[n].toFixed(2)}, JS ${gflops.js[n]?.toFixed(2) ?? '—'} GFLOP/s`);
+    }
+    t.diagnostic(`default run took ${(elapsed / 1000).toFixed(1)} s`);
+    await writeFile(`${SHOTS}bench.json`, `${JSON.stringify({ d: 64, elapsedMs: elapsed, gflops, ratios }, null, 2)}\n`);
+    await page.evaluate(() => document.fonts.ready);
+    await page.locator('#benchmark').screenshot({ path: `${SHOTS}desktop-benchmark-run.png` });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('phone screenshot after a default run, nothing wider than the screen', async () => {
+    const { page, errors } = await open('', PHONE);
+    assert.equal(await runBenchmark(page, 90000), 'done');
+    await page.evaluate(() => document.fonts.ready);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
+    const [tableWidth, boxWidth] = await page.$eval('#benchmark .table-scroll', (d) => [d.scrollWidth, d.clientWidth]);
+    assert.ok(tableWidth <= boxWidth, `the table (${tableWidth}px) fits its ${boxWidth}px box without scrolling`);
+    await page.locator('#benchmark').screenshot({ path: `${SHOTS}phone-benchmark-run.png` });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
