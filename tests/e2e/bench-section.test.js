@@ -3,46 +3,15 @@
 // Most runs use ?bench.n=64,128 (two small sizes) for speed; the screenshots run the default
 // configuration, and the desktop one writes what it measured to build/screenshots/bench.json.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { serve } from '../../scripts/serve.js';
-import { launchBrowser, watchErrors } from './browser.js';
+import { writeFile } from 'node:fs/promises';
+import { describe, test } from 'node:test';
+import { DESKTOP, PHONE, SHOTS, useBuiltSite } from './site.js';
 
-const SITE = fileURLToPath(new URL('../../build/site/', import.meta.url));
-const SHOTS = fileURLToPath(new URL('../../build/screenshots/', import.meta.url));
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
 const SMALL = 'bench.n=64,128';
 const RUNNERS = ['simd', 'scalar', 'js'];
 
-let server;
-let browser;
-let base;
-
-before(async () => {
-  if (!existsSync(`${SITE}index.html`)) {
-    throw new Error(`no built page in ${SITE}: run scripts/build.sh (npm run build) first`);
-  }
-  server = await serve(SITE, 0);
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await launchBrowser();
-  await mkdir(SHOTS, { recursive: true });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-async function open(query = '', viewport = DESKTOP) {
-  const page = await browser.newPage({ viewport });
-  const errors = watchErrors(page);
-  await page.goto(`${base}${query}#benchmark`);
-  await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
-  return { page, errors };
-}
+const site = useBuiltSite({ hash: '#benchmark' });
+const { open } = site;
 
 const benchState = (page) => page.$eval('#benchmark', (s) => s.dataset.benchState);
 

@@ -2,48 +2,19 @@
 // have left the static site in build/site/. Screenshots (desktop and phone) and the measured
 // per-update compute times go to build/screenshots/ for review.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
 import { serve } from '../../scripts/serve.js';
-import { launchBrowser, watchErrors } from './browser.js';
+import { watchErrors } from './browser.js';
+import { DESKTOP, PHONE, SHOTS, SITE, useBuiltSite } from './site.js';
 
-const SITE = fileURLToPath(new URL('../../build/site/', import.meta.url));
-const SHOTS = fileURLToPath(new URL('../../build/screenshots/', import.meta.url));
-const DESKTOP = { width: 1280, height: 900 };
-const PHONE = { width: 390, height: 844 };
 const SECTIONS = ['qkv', 'kernel-regression', 'scoring', 'multi-head', 'benchmark'];
 const BUDGET_MS = 16;
 
-let server;
-let browser;
-let base;
-
-before(async () => {
-  if (!existsSync(`${SITE}index.html`)) {
-    throw new Error(`no built page in ${SITE}: run scripts/build.sh (npm run build) first`);
-  }
-  server = await serve(SITE, 0);
-  base = `http://127.0.0.1:${server.address().port}/`;
-  browser = await launchBrowser();
-  await mkdir(SHOTS, { recursive: true });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.close();
-});
-
-async function open(query = '', viewport = DESKTOP) {
-  const page = await browser.newPage({ viewport });
-  const errors = watchErrors(page);
-  await page.goto(base + query);
-  await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
-  return { page, errors };
-}
+const site = useBuiltSite();
+const { open } = site;
 
 // The number of updates a section has run (data-updates), to wait for the next one.
 const updates = (page, id) => page.$eval(`#${id}`, (s) => Number(s.dataset.updates ?? 0));
@@ -159,7 +130,7 @@ describe('the page', () => {
   });
 
   test('ships a strict CSP that blocks eval and inline scripts', async () => {
-    const page = await browser.newPage();
+    const page = await site.browser.newPage();
     // Code that DevTools evaluates is exempt from CSP, so the probes run as page scripts: one
     // served from the page's origin (allowed by 'self') that tries eval and new Function, and
     // one inline script (not allowed at all).
@@ -168,7 +139,7 @@ describe('the page', () => {
       body: `const tryIt = (f) => { try { f(); return 'ran'; } catch (error) { return error.name; } };
         window.__csp = { eval: tryIt(() => eval('1 + 1')), Function: tryIt(() => new Function('return 1')()) };`,
     }));
-    await page.goto(base);
+    await page.goto(site.base);
     await page.waitForSelector('body[data-ready="true"]');
     const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
     assert.ok(csp, 'CSP meta tag present');
@@ -203,7 +174,7 @@ describe('the page', () => {
     assert.match(share, /kr\.kernel=boxcar/);
     assert.match(share, /#kernel-regression$/);
 
-    const { page: again, errors: errors2 } = await open(url.slice(base.length));
+    const { page: again, errors: errors2 } = await open(url.slice(site.base.length));
     assert.equal(await again.inputValue('#qkv input[name="temperature"]'), String(Math.log10(0.01)));
     assert.match(await again.textContent('#qkv .readout'), /one-hot/);
     assert.equal(await again.inputValue('#kernel-regression select[name="kernel"]'), 'boxcar');
@@ -252,7 +223,7 @@ describe('the page', () => {
     const root = await mkdtemp(join(tmpdir(), 'attention-site-'));
     await cp(SITE, join(root, 'some', 'folder'), { recursive: true });
     const nested = await serve(root, 0);
-    const page = await browser.newPage();
+    const page = await site.browser.newPage();
     const errors = watchErrors(page);
     try {
       await page.goto(`http://127.0.0.1:${nested.address().port}/some/folder/?qkv.q=2`);
