@@ -136,27 +136,27 @@ inline F32x4 exp(F32x4 x) {
 #endif
 
 #if !defined(ATTN_SIMD_SCALAR)
-// exp(x) for a vector: Cephes' range reduction x = n ln2 + r and a degree-5 polynomial for
-// exp(r), about 2 ulp over [-87, 88]. Below -87.3 the result is exactly 0 (so masked weights
-// are exactly zero); NaN stays NaN.
+// exp(x) for a vector, as 2^t with t = x log2(e) = n + r, n an integer and |r| <= 1/2: 2^r from
+// Cephes' exp2f polynomial (relative error 1.7e-7; |x| log2(e) ulp from the product), 2^n
+// written into the exponent bits. Below -87.3 the result is exactly 0 (so masked weights are
+// exactly zero); NaN stays NaN.
 inline F32x4 exp(F32x4 x) {
-  // max/min with the input first keep a NaN input NaN.
-  F32x4 v = min(max(x, splat(-87.3f)), splat(88.3f));
-  // Adding 1.5 * 2^23 rounds x / ln2 to an integer n held in the low mantissa bits: n as a float
-  // and, as bits, the exponent of 2^n, without float<->int conversions (which V8 expands into
-  // several instructions each).
+  // min with the input first keeps a NaN input NaN. No lower clamp: where n's bits wrap, the
+  // underflow mask at the end zeroes the result anyway.
+  const F32x4 t = min(x, splat(88.3f)) * splat(1.44269504088896341f);
+  // Adding 1.5 * 2^23 rounds t to the integer n held in the low mantissa bits: n as a float and,
+  // as bits, the exponent of 2^n, without float<->int conversions (which V8 expands into several
+  // instructions each).
   const F32x4 magic = splat(12582912.0f);
-  const F32x4 shifted = multiply_add(v, splat(1.44269504088896341f), magic);
-  const F32x4 n = shifted - magic;
-  v = v - n * splat(0.693359375f);
-  v = v - n * splat(-2.12194440e-4f);
-  F32x4 p = splat(1.9875691500e-4f);
-  p = multiply_add(p, v, splat(1.3981999507e-3f));
-  p = multiply_add(p, v, splat(8.3334519073e-3f));
-  p = multiply_add(p, v, splat(4.1665795894e-2f));
-  p = multiply_add(p, v, splat(1.6666665459e-1f));
-  p = multiply_add(p, v, splat(5.0000001201e-1f));
-  p = multiply_add(p * v, v, v + splat(1.0f));
+  const F32x4 shifted = t + magic;
+  const F32x4 r = t - (shifted - magic);
+  F32x4 p = splat(1.535336188319500e-4f);
+  p = multiply_add(p, r, splat(1.339887440266574e-3f));
+  p = multiply_add(p, r, splat(9.618437357674640e-3f));
+  p = multiply_add(p, r, splat(5.550332471162809e-2f));
+  p = multiply_add(p, r, splat(2.402264791363012e-1f));
+  p = multiply_add(p, r, splat(6.931472028550421e-1f));
+  p = multiply_add(p, r, splat(1.0f));
   // 2^n: the bits of `shifted` are those of the magic number (0x4B400000) plus n; re-biased by
   // 127 and moved into the exponent field.
   const F32x4 scale = shift_bits_left<23>(add_bits(shifted, 127 - 0x4B400000));
