@@ -20,6 +20,35 @@ constexpr Index kBlockKeys = 128;    // keys per online-softmax step: 32 KB of p
 constexpr Index kBlockQueries = 64;  // queries that pass over one key block while it is hot
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// Scores of two query rows against the `len` keys of a packed block, into s0 and s1, and each
+// row's maximum taken on the way (the tiles are in registers then, which saves a pass).
+void score_block(const float* q0, const float* q1, const float* packed, Index d, Index len,
+                 float* s0, float* s1, float (&max)[2]) {
+  const F32x4 lowest = simd::splat(-std::numeric_limits<float>::infinity());
+  F32x4 max0 = lowest, max1 = lowest;
+  const Index full_tiles_end = len / kTile * kTile;
+  for (Index t = 0; t < len; t += kTile) {
+    F32x4 c0[4], c1[4];
+    f32_gemm_2xN4<4>(q0, q1, packed + t * d, d, kTile, c0, c1);
+    for (int n = 0; n < 4; ++n) {
+      simd::store(s0 + t + 4 * n, c0[n]);
+      simd::store(s1 + t + 4 * n, c1[n]);
+    }
+    if (t < full_tiles_end) {  // a partial tile's padded lanes must not count
+      for (int n = 0; n < 4; ++n) {
+        max0 = simd::max(max0, c0[n]);
+        max1 = simd::max(max1, c1[n]);
+      }
+    }
+  }
+  max[0] = simd::horizontal_max(max0);
+  max[1] = simd::horizontal_max(max1);
+  for (Index j = full_tiles_end; j < len; ++j) {
+    max[0] = simd::nan_max(max[0], s0[j]);
+    max[1] = simd::nan_max(max[1], s1[j]);
+  }
+}
+
 // out = alpha * out + P (2 x len) * V (len x dv) for the two rows, V as packed panels of 16
 // columns (each [nk][16]) starting at key j0.
 void pool_block(const float* p0, const float* p1, const float* packed_v, Index nk, Index j0,
@@ -83,20 +112,16 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
         const Index i1 = r1 == nq ? i0 : r1;                // the query row it computes
         float* out0 = out + i0 * dv;
         float* out1 = r1 == nq ? spare_row.data() : out + r1 * dv;
-        for (Index t = 0; t < len; t += kTile) {
-          F32x4 c0[4], c1[4];
-          f32_gemm_2xN4<4>(scaled_q.data() + i0 * d, scaled_q.data() + i1 * d,
-                           packed.data() + (j0 + t) * d, d, kTile, c0, c1);
-          for (int n = 0; n < 4; ++n) {
-            simd::store(s0 + t + 4 * n, c0[n]);
-            simd::store(s1 + t + 4 * n, c1[n]);
-          }
-        }
+        float block_max[2];
+        score_block(scaled_q.data() + i0 * d, scaled_q.data() + i1 * d, packed.data() + j0 * d, d,
+                    len, s0, s1, block_max);
         if (masked) {
           mask_row_segment(s0, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i0, j0,
                            len);
           mask_row_segment(s1, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i1, j0,
                            len);
+          block_max[0] = f32_row_max(s0, len);
+          block_max[1] = f32_row_max(s1, len);
         }
         float alpha[2];
         float* rows[2] = {s0, s1};
@@ -104,7 +129,7 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
         for (int r = 0; r < 2; ++r) {
           float& running_max = row_max[static_cast<size_t>(state[r])];
           float& running_sum = row_sum[static_cast<size_t>(state[r])];
-          const float new_max = simd::nan_max(running_max, f32_row_max(rows[r], len));
+          const float new_max = simd::nan_max(running_max, block_max[r]);
           // 0 on the first block (exp(-inf)); a row with no finite score stays NaN, as PyTorch.
           alpha[r] = j0 == 0 ? 0.0f : std::exp(running_max - new_max);
           running_sum = alpha[r] * running_sum + f32_exp_shifted_sum(rows[r], len, new_max);
