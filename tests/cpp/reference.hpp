@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <random>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/kernel_regression.hpp"
 #include "attn/kernels.hpp"
 #include "attn/mask.hpp"
 #include "attn/tensor.hpp"
@@ -257,6 +259,25 @@ struct LeaveOneOut {
   std::vector<double> errors;
   double best;
 };
+
+inline const attn::Kernel kAllKernels[] = {attn::Kernel::Gaussian, attn::Kernel::Boxcar,
+                                           attn::Kernel::Epanechnikov, attn::Kernel::Constant};
+
+// kernel_regression against nadaraya_watson for every kernel and each bandwidth.
+inline void check_kernel_regression(const attn::Matrix& keys, const attn::Matrix& values,
+                                    const attn::Matrix& queries,
+                                    std::initializer_list<float> bandwidths) {
+  for (attn::Kernel kernel : kAllKernels) {
+    for (float sigma : bandwidths) {
+      CAPTURE(attn::kernel_name(kernel), sigma);
+      const auto got = attn::kernel_regression(keys, values, queries, kernel, sigma);
+      const auto expected =
+          nadaraya_watson(to_double(keys), to_double(values), to_double(queries), kernel, sigma);
+      check_close(got.weights, expected.weights, kTight, "weights");
+      check_close(got.output, expected.output, kSum, "output");
+    }
+  }
+}
 
 inline LeaveOneOut leave_one_out(const Mat& keys, const Mat& values, attn::Kernel kernel,
                                  const std::vector<double>& bandwidths) {

@@ -15,9 +15,6 @@ using attn::Matrix;
 
 namespace {
 
-const Kernel kAllKernels[] = {Kernel::Gaussian, Kernel::Boxcar, Kernel::Epanechnikov,
-                              Kernel::Constant};
-
 std::vector<double> widen(const std::vector<float>& x) { return {x.begin(), x.end()}; }
 
 // Index of the first smallest entry.
@@ -40,23 +37,14 @@ TEST_CASE("Nadaraya-Watson matches the reference for every kernel on 1-D data", 
   const Matrix keys = ref::random_matrix(30, 1, 1, 0.0f, 5.0f);
   const Matrix values = ref::random_matrix(30, 1, 2, -3.0f, 3.0f);
   const Matrix queries = ref::random_matrix(12, 1, 3, 0.0f, 5.0f);
-  for (Kernel kernel : kAllKernels) {
-    for (float sigma : {0.5f, 1.0f, 2.0f}) {
-      CAPTURE(attn::kernel_name(kernel), sigma);
-      const auto got = attn::kernel_regression(keys, values, queries, kernel, sigma);
-      const auto expected = ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values),
-                                                 ref::to_double(queries), kernel, sigma);
-      ref::check_close(got.weights, expected.weights, ref::kTight, "weights");
-      ref::check_close(got.output, expected.output, ref::kSum, "output");
-    }
-  }
+  ref::check_kernel_regression(keys, values, queries, {0.5f, 1.0f, 2.0f});
 }
 
 TEST_CASE("Nadaraya-Watson matches the reference on vector keys and values", "[regression]") {
   const Matrix keys = ref::random_matrix(25, 4, 4);
   const Matrix values = ref::random_matrix(25, 3, 5);
   const Matrix queries = ref::random_matrix(8, 4, 6);
-  for (Kernel kernel : kAllKernels) {
+  for (Kernel kernel : ref::kAllKernels) {
     CAPTURE(attn::kernel_name(kernel));
     const auto got = attn::kernel_regression(keys, values, queries, kernel, 1.25f);
     const auto expected = ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values),
@@ -74,7 +62,7 @@ TEST_CASE("Kernel regression weights are non-negative and each row sums to 1", "
   const Matrix keys = ref::random_matrix(40, 2, 7);
   const Matrix values = ref::random_matrix(40, 1, 8);
   const Matrix queries = ref::random_matrix(10, 2, 9, -0.5f, 0.5f);
-  for (Kernel kernel : kAllKernels) {
+  for (Kernel kernel : ref::kAllKernels) {
     CAPTURE(attn::kernel_name(kernel));
     // sigma = 3 exceeds every distance in [-1, 1]^2, so every query reaches some key.
     const auto got = attn::kernel_regression(keys, values, queries, kernel, 3.0f);
