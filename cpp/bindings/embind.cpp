@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "attn/attn.hpp"
@@ -186,17 +185,16 @@ class MultiHeadHandle {
 
   // A JSON list of {name, shape}: the state-dict entries this configuration expects.
   std::string parameterSpecs() const {
-    std::ostringstream json;
-    json << '[';
-    const auto specs = mha_->parameters();
-    for (size_t i = 0; i < specs.size(); ++i) {
-      json << (i ? "," : "") << "{\"name\":\"" << specs[i].name << "\",\"shape\":[";
-      for (size_t j = 0; j < specs[i].shape.size(); ++j)
-        json << (j ? "," : "") << specs[i].shape[j];
-      json << "]}";
+    std::string json = "[";
+    for (const auto& spec : mha_->parameters()) {
+      if (json.size() > 1) json += ",";
+      json += "{\"name\":\"" + spec.name + "\",\"shape\":[";
+      for (size_t j = 0; j < spec.shape.size(); ++j) {
+        json += (j ? "," : "") + std::to_string(spec.shape[j]);
+      }
+      json += "]}";
     }
-    json << ']';
-    return json.str();
+    return json + "]";
   }
 
   // rows, cols: the parameter's shape; cols < 0 for a 1-D bias.

@@ -1,7 +1,6 @@
 #include "attn/attention.hpp"
 
 #include <cmath>
-#include <sstream>
 
 #include "attend.hpp"
 #include "checks.hpp"
@@ -14,14 +13,10 @@ namespace attn {
 
 void detail::check_attention_options(const AttentionOptions& options) {
   if (!(options.dropout >= 0.0f && options.dropout < 1.0f)) {
-    std::ostringstream given;
-    given << options.dropout;
-    fail("dropout", "a probability in [0, 1)", given.str());
+    fail("dropout", "a probability in [0, 1)", number_string(options.dropout));
   }
   if (options.scale && !std::isfinite(*options.scale)) {
-    std::ostringstream given;
-    given << *options.scale;
-    fail("scale", "a finite number", given.str());
+    fail("scale", "a finite number", number_string(*options.scale));
   }
 }
 

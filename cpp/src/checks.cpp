@@ -1,23 +1,24 @@
 #include "checks.hpp"
 
 #include <cmath>
-#include <sstream>
+#include <cstdio>
 
 namespace attn::detail {
 
+// Strings are built without iostreams, which would add ~100 KB of locale code to the wasm.
 std::string shape_string(const std::vector<Index>& shape) {
-  std::ostringstream out;
-  out << '[';
+  std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) out << ", ";
-    if (shape[i] < 0) {
-      out << '*';
-    } else {
-      out << shape[i];
-    }
+    if (i) out += ", ";
+    out += shape[i] < 0 ? "*" : std::to_string(shape[i]);
   }
-  out << ']';
-  return out.str();
+  return out + "]";
+}
+
+std::string number_string(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
 }
 
 void fail(const std::string& argument, const std::string& expected, const std::string& given) {
@@ -35,9 +36,7 @@ void require_shape(const std::string& argument, const std::vector<Index>& expect
 
 void require_positive_finite(const std::string& argument, double value) {
   if (!(std::isfinite(value) && value > 0)) {
-    std::ostringstream given;
-    given << value;
-    fail(argument, "a finite number > 0", given.str());
+    fail(argument, "a finite number > 0", number_string(value));
   }
 }
 

@@ -12,6 +12,7 @@
 namespace attn::detail {
 
 std::string shape_string(const std::vector<Index>& shape);
+std::string number_string(double value);
 
 [[noreturn]] void fail(const std::string& argument, const std::string& expected,
                        const std::string& given);
