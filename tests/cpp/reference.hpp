@@ -204,6 +204,18 @@ inline void check_close(const attn::Matrix& got, const Mat& expected, Tolerance 
 // ---------------------------------------------------------------------------------------------
 // Kernel regression
 
+// Every row of a [B, rows, cols] tensor of weights sums to 1.
+inline void check_rows_sum_to_one(const attn::Tensor3& p) {
+  for (Index b = 0; b < p.batch; ++b) {
+    for (Index i = 0; i < p.rows; ++i) {
+      double sum = 0.0;
+      for (Index j = 0; j < p.cols; ++j) sum += p.at(b, i, j);
+      CAPTURE(b, i);
+      CHECK_THAT(sum, Catch::Matchers::WithinAbs(1.0, 1e-6));
+    }
+  }
+}
+
 inline double kernel_value(attn::Kernel kernel, double d, double sigma) {
   const double u = d / sigma;
   switch (kernel) {

@@ -46,16 +46,6 @@ void check_sdpa(const Inputs& in, const AttentionOptions& options) {
   ref::check_close(got.output, expected.output, ref::kSum, "output");
 }
 
-void check_rows_sum_to_one(const Tensor3& w) {
-  for (Index b = 0; b < w.batch; ++b)
-    for (Index i = 0; i < w.rows; ++i) {
-      double sum = 0.0;
-      for (Index j = 0; j < w.cols; ++j) sum += w.at(b, i, j);
-      CAPTURE(b, i);
-      CHECK_THAT(sum, Catch::Matchers::WithinAbs(1.0, 1e-6));
-    }
-}
-
 }  // namespace
 
 TEST_CASE("Scaled dot-product attention matches the reference without a mask", "[sdpa]") {
@@ -299,7 +289,7 @@ TEST_CASE("With dropout the returned weights are the pre-dropout distribution", 
   const auto expected =
       ref::scaled_dot_product_attention(in.qd, in.kd, in.vd, options.mask, std::nullopt);
   ref::check_close(got.weights, expected.weights, ref::kTight, "weights");
-  check_rows_sum_to_one(got.weights);
+  ref::check_rows_sum_to_one(got.weights);
 }
 
 TEST_CASE("Dropout zeroes about a fraction p of the weights and scales the rest by 1/(1-p)",

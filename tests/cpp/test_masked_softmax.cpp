@@ -18,17 +18,6 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-// Every weight of a row sums to 1 (rows that are NaN by design are skipped).
-void check_rows_sum_to_one(const Tensor3& p) {
-  for (Index b = 0; b < p.batch; ++b)
-    for (Index i = 0; i < p.rows; ++i) {
-      double sum = 0.0;
-      for (Index j = 0; j < p.cols; ++j) sum += p.at(b, i, j);
-      CAPTURE(b, i);
-      CHECK_THAT(sum, Catch::Matchers::WithinAbs(1.0, 1e-6));
-    }
-}
-
 }  // namespace
 
 TEST_CASE("d2l's example: one valid length per batch row hides the keys past it",
@@ -47,7 +36,7 @@ TEST_CASE("d2l's example: one valid length per batch row hides the keys past it"
     CHECK(p.at(0, i, 0) > 0.0f);
     CHECK(p.at(1, i, 2) > 0.0f);
   }
-  check_rows_sum_to_one(p);
+  ref::check_rows_sum_to_one(p);
 }
 
 TEST_CASE("d2l's example: one valid length per query [B, nq]", "[masked_softmax]") {
@@ -63,7 +52,7 @@ TEST_CASE("d2l's example: one valid length per query [B, nq]", "[masked_softmax]
   CHECK(p.at(1, 0, 2) == 0.0f);
   CHECK(p.at(1, 0, 3) == 0.0f);
   for (Index j = 0; j < 4; ++j) CHECK(p.at(1, 1, j) > 0.0f);
-  check_rows_sum_to_one(p);
+  ref::check_rows_sum_to_one(p);
 }
 
 TEST_CASE("Masked weights are exactly zero even when their scores are the largest",
@@ -129,7 +118,7 @@ TEST_CASE("A boolean mask broadcast over the batch hides the positions set to 1"
     for (Index i = 0; i < 3; ++i)
       for (Index j = 0; j < 5; ++j)
         if (hidden[static_cast<size_t>(i * 5 + j)]) CHECK(p.at(b, i, j) == 0.0f);
-  check_rows_sum_to_one(p);
+  ref::check_rows_sum_to_one(p);
 }
 
 TEST_CASE("A boolean mask with one block per batch row masks each row separately",
@@ -213,7 +202,7 @@ TEST_CASE("Key padding hides the padded keys of each batch row", "[masked_softma
     for (Index i = 0; i < 3; ++i)
       for (Index j = 0; j < 5; ++j)
         if (padding[static_cast<size_t>(b * 5 + j)]) CHECK(p.at(b, i, j) == 0.0f);
-  check_rows_sum_to_one(p);
+  ref::check_rows_sum_to_one(p);
 }
 
 TEST_CASE("Combined masks hide a position if any of them hides it", "[masked_softmax]") {
@@ -247,7 +236,7 @@ TEST_CASE("Masked softmax with an empty mask is the plain softmax", "[masked_sof
   const Tensor3 scores = ref::random_tensor(2, 3, 7, 17, -5.0f, 5.0f);
   const Tensor3 p = attn::masked_softmax(scores, Mask{});
   ref::check_close(p, ref::masked_softmax(ref::to_double(scores), Mask{}));
-  check_rows_sum_to_one(p);
+  ref::check_rows_sum_to_one(p);
 }
 
 TEST_CASE("masked_softmax_in_place gives the same result as masked_softmax", "[masked_softmax]") {
