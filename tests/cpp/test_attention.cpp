@@ -344,6 +344,15 @@ ref::Attention additive_reference(const Tensor3& q, const Tensor3& k, const Tens
                                  ref::to_double(params.wv), mask);
 }
 
+// Compares additive attention's weights and output with the double-precision reference.
+void check_additive(const Tensor3& weights, const Tensor3& output, const Tensor3& q,
+                    const Tensor3& k, const Tensor3& v, const attn::ScoreParams& params,
+                    const attn::Mask& mask) {
+  const auto expected = additive_reference(q, k, v, params, mask);
+  ref::check_close(weights, expected.weights, ref::kSum, "weights");
+  ref::check_close(output, expected.output, ref::kSum, "output");
+}
+
 }  // namespace
 
 TEST_CASE("Additive attention reproduces d2l's example", "[additive]") {
@@ -383,9 +392,7 @@ TEST_CASE("Additive attention matches the reference with valid lengths", "[addit
   AttentionOptions options;
   options.mask.valid_lens = {2, 6};
   const auto got = attn::additive_attention(q, k, v, params, options, true);
-  const auto expected = additive_reference(q, k, v, params, options.mask);
-  ref::check_close(got.weights, expected.weights, ref::kSum, "weights");
-  ref::check_close(got.output, expected.output, ref::kSum, "output");
+  check_additive(got.weights, got.output, q, k, v, params, options.mask);
 }
 
 TEST_CASE("Additive attention matches the reference with several queries and no mask",
@@ -395,9 +402,7 @@ TEST_CASE("Additive attention matches the reference with several queries and no 
   const Tensor3 v = ref::random_tensor(3, 7, 2, 76);
   const attn::ScoreParams params = additive_params(6, 5, 3, 77);
   const auto got = attn::additive_attention(q, k, v, params, {}, true);
-  const auto expected = additive_reference(q, k, v, params, {});
-  ref::check_close(got.weights, expected.weights, ref::kSum, "weights");
-  ref::check_close(got.output, expected.output, ref::kSum, "output");
+  check_additive(got.weights, got.output, q, k, v, params, {});
 }
 
 TEST_CASE("Additive attention honours per-query valid lengths and the view overload",
@@ -412,7 +417,5 @@ TEST_CASE("Additive attention honours per-query valid lengths and the view overl
   const attn::MutableBatch weights_view = weights.view();
   attn::additive_attention(q.view(), k.view(), v.view(), params, options, out.view(),
                            &weights_view);
-  const auto expected = additive_reference(q, k, v, params, options.mask);
-  ref::check_close(weights, expected.weights, ref::kSum, "weights");
-  ref::check_close(out, expected.output, ref::kSum, "output");
+  check_additive(weights, out, q, k, v, params, options.mask);
 }
