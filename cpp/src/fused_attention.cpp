@@ -131,8 +131,20 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
           float& running_sum = row_sum[static_cast<size_t>(state[r])];
           const float new_max = simd::nan_max(running_max, block_max[r]);
           // 0 on the first block (exp(-inf)); a row with no finite score stays NaN, as PyTorch.
-          alpha[r] = j0 == 0 ? 0.0f : std::exp(running_max - new_max);
-          running_sum = alpha[r] * running_sum + f32_exp_shifted_sum(rows[r], len, new_max);
+          // Once a row's max has settled most blocks leave it unchanged: skip exp's call then.
+          alpha[r] = j0 == 0 ? 0.0f
+                     : new_max == running_max ? 1.0f
+                                              : std::exp(running_max - new_max);
+          // A max of -inf means no visible key yet (fill -inf), where exp(s - max) would be NaN:
+          // such a block contributes nothing. A row that never meets one keeps sum 0 and ends
+          // NaN (0 / 0), as PyTorch.
+          float block_sum = 0.0f;
+          if (new_max == kNegInf) {
+            std::fill(rows[r], rows[r] + len, 0.0f);
+          } else {
+            block_sum = f32_exp_shifted_sum(rows[r], len, new_max);
+          }
+          running_sum = alpha[r] * running_sum + block_sum;
           running_max = new_max;
         }
         pool_block(s0, s1, packed_v.data(), nk, j0, len, dv, alpha[0], alpha[1], out0, out1);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "attn/attention.hpp"
 #include "reference.hpp"
@@ -83,6 +84,31 @@ TEST_CASE("A row masked everywhere is NaN with fill -infinity, also past the fir
       CHECK(std::isfinite(result.output.at(1, i, c)));
     }
   }
+}
+
+TEST_CASE("With fill -infinity, keys masked through whole key blocks before the visible ones "
+          "leave the row finite",
+          "[fused]") {
+  // Until a row meets a visible key its running max is -inf, where exp(s - max) is NaN: such
+  // blocks must contribute nothing instead. Key padding hides the first 200 keys of batch row 0
+  // (past the first 128-key block) and keys 100..299 of row 1; a bool mask also hides the first
+  // 150 keys from every query.
+  const Index nk = 300;
+  std::vector<uint8_t> padding(2 * nk, 0);
+  for (Index j = 0; j < 200; ++j) padding[static_cast<size_t>(j)] = 1;
+  for (Index j = 100; j < nk; ++j) padding[static_cast<size_t>(nk + j)] = 1;
+  std::vector<uint8_t> hidden(static_cast<size_t>(5 * nk), 0);
+  for (Index i = 0; i < 5; ++i) {
+    for (Index j = 0; j < 150; ++j) hidden[static_cast<size_t>(i * nk + j)] = 1;
+  }
+  AttentionOptions options;
+  options.mask.fill = -std::numeric_limits<float>::infinity();
+  options.mask.key_padding = padding.data();
+  check_case({2, 5, nk, 8, 6}, options, 450);
+  options.mask.key_padding = nullptr;
+  options.mask.bool_mask = hidden.data();
+  options.mask.bool_mask_batch = 1;
+  check_case({2, 5, nk, 8, 6}, options, 460);
 }
 
 TEST_CASE("Logits that grow block after block are rescaled correctly", "[fused]") {

@@ -53,6 +53,14 @@ for (const attn of backends) {
       assert.ok(output.data.subarray(perBatch).every(Number.isFinite), 'batch 1 finite');
     });
 
+    test('fill -Infinity with whole key blocks masked before the visible keys stays finite', () => {
+      // Until a row meets a visible key its running max is -Infinity: those blocks must add
+      // nothing rather than exp(-Inf - -Inf) = NaN. The first 150 keys are hidden from every query.
+      const [q, k, v] = inputs(16, [2, 5, 300, 8, 6]);
+      const mask = tensor(Uint8Array.from({ length: 5 * 300 }, (_, i) => (i % 300 < 150 ? 1 : 0)), [5, 300], Uint8Array);
+      checkBothPaths(attn, q, k, v, { mask, fill: -Infinity });
+    });
+
     test('logits that grow block after block (up to ~150) are rescaled correctly', () => {
       const nk = 600, d = 4;
       const q = tensor(new Float32Array(5 * d).fill(1), [1, 5, d]);
