@@ -23,7 +23,7 @@ float f32_exp_shifted_sum(float* s, Index n, float max) {
   F32x4 sum = simd::splat(0.0f);
   Index j = 0;
   for (; j + 4 <= n; j += 4) {
-    const F32x4 e = simd::exp(simd::load(s + j) - shift);
+    const F32x4 e = simd::exp_nonpositive(simd::load(s + j) - shift);
     simd::store(s + j, e);
     sum = sum + e;
   }
@@ -32,7 +32,7 @@ float f32_exp_shifted_sum(float* s, Index n, float max) {
     alignas(16) float tail[4];
     std::fill(tail, tail + 4, -std::numeric_limits<float>::infinity());
     std::copy(s + j, s + n, tail);
-    simd::store(tail, simd::exp(simd::load(tail) - shift));
+    simd::store(tail, simd::exp_nonpositive(simd::load(tail) - shift));
     for (Index t = 0; t < n - j; ++t) {
       s[j + t] = tail[t];
       total += tail[t];

@@ -1,5 +1,6 @@
 // Row-wise softmax.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
@@ -40,6 +41,28 @@ TEST_CASE("Softmax is invariant to adding a constant to a row", "[softmax]") {
     CAPTURE(shift);
     const Matrix shifted = x.array() + shift;
     ref::check_close(attn::softmax(shifted), ref::to_double(p), ref::kTight, "shifted");
+  }
+}
+
+TEST_CASE("Two-logit rows follow the logistic closed form over exp's whole float range",
+          "[softmax]") {
+  // softmax([x, 0])[0] = e^x / (1 + e^x). x runs through [-87, 0] in steps that are not
+  // multiples of ln 2 / 2, so the vector exp's range reduction meets every rounding position
+  // of x log2(e), and its polynomial is checked across the whole reduced interval (e^x is still
+  // a normal float at -87). The bound: a few float roundings in the softmax, plus exp's
+  // condition number |x| times the rounding of the float argument x log2(e) (and of log2(e)).
+  const Index count = 20000;
+  Matrix x(count, 2);
+  for (Index i = 0; i < count; ++i) {
+    x(i, 0) = -87.0f * static_cast<float>(i) / static_cast<float>(count - 1);
+    x(i, 1) = 0.0f;
+  }
+  const Matrix p = attn::softmax(x);
+  for (Index i = 0; i < count; ++i) {
+    const double e = std::exp(static_cast<double>(x(i, 0)));
+    const double relative_error = std::abs(p(i, 0) / (e / (1.0 + e)) - 1.0);
+    if (relative_error > 4e-7 + 1e-7 * std::abs(x(i, 0)))
+      FAIL_CHECK("x = " << x(i, 0) << ": relative error " << relative_error);
   }
 }
 

@@ -58,6 +58,21 @@ for (const attn of backends) {
         assertRowsSumToOne(got);
       });
 
+      test("two-logit rows follow the logistic closed form over exp's whole float range", () => {
+        // softmax([x, 0])[0] = e^x / (1 + e^x) for x through [-87, 0], in steps that meet every
+        // rounding position of exp's range reduction. The bound: a few float roundings, plus
+        // exp's condition number |x| times the rounding of the float argument x log2(e).
+        const count = 20000;
+        const x = new Float32Array(2 * count);
+        for (let i = 0; i < count; i++) x[2 * i] = (-87 * i) / (count - 1);
+        const got = attn.softmax(tensor(x, [count, 2])).data;
+        for (let i = 0; i < count; i++) {
+          const e = Math.exp(x[2 * i]);
+          const relativeError = Math.abs(got[2 * i] / (e / (1 + e)) - 1);
+          if (relativeError > 4e-7 + 1e-7 * Math.abs(x[2 * i])) assert.fail(`x = ${x[2 * i]}: relative error ${relativeError}`);
+        }
+      });
+
       test('a row of one element is 1', () => {
         assert.deepEqual(Array.from(attn.softmax(tensor([-3, 0, 1e4], [3, 1])).data), [1, 1, 1]);
       });

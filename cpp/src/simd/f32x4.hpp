@@ -50,6 +50,7 @@ inline F32x4 shift_bits_left(F32x4 a) {
   return {wasm_i32x4_shl(a.v, kShift)};
 }
 inline F32x4 less_than(F32x4 a, F32x4 b) { return {wasm_f32x4_lt(a.v, b.v)}; }
+inline F32x4 nearest_integer(F32x4 a) { return {wasm_f32x4_nearest(a.v)}; }
 inline F32x4 zero_where(F32x4 a, F32x4 mask) { return {wasm_v128_andnot(a.v, mask.v)}; }
 inline float lane(F32x4 a, int i) {
   alignas(16) float out[4];
@@ -87,6 +88,16 @@ inline F32x4 shift_bits_left(F32x4 a) {
   return {_mm_castsi128_ps(_mm_slli_epi32(_mm_castps_si128(a.v), kShift))};
 }
 inline F32x4 less_than(F32x4 a, F32x4 b) { return {_mm_cmplt_ps(a.v, b.v)}; }
+// Round to nearest, ties to even. Without SSE4.1, adding and subtracting 1.5 * 2^23 does the
+// same for |a| < 2^22, the range exp needs (beyond it the result underflows and is masked).
+inline F32x4 nearest_integer(F32x4 a) {
+#if defined(__SSE4_1__)
+  return {_mm_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
+#else
+  const __m128 magic = _mm_set1_ps(12582912.0f);
+  return {_mm_sub_ps(_mm_add_ps(a.v, magic), magic)};
+#endif
+}
 inline F32x4 zero_where(F32x4 a, F32x4 mask) { return {_mm_andnot_ps(mask.v, a.v)}; }
 inline float lane(F32x4 a, int i) {
   alignas(16) float out[4];
@@ -129,37 +140,34 @@ inline F32x4 min(F32x4 a, F32x4 b) {
 }
 inline float lane(F32x4 a, int i) { return a.v[i]; }
 // The scalar twin takes exp from the C library.
-inline F32x4 exp(F32x4 x) {
+inline F32x4 exp_nonpositive(F32x4 x) {
   return {{std::exp(x.v[0]), std::exp(x.v[1]), std::exp(x.v[2]), std::exp(x.v[3])}};
 }
 
 #endif
 
 #if !defined(ATTN_SIMD_SCALAR)
-// exp(x) for a vector, as 2^t with t = x log2(e) = n + r, n an integer and |r| <= 1/2: 2^r from
-// Cephes' exp2f polynomial (relative error 1.7e-7; |x| log2(e) ulp from the product), 2^n
-// written into the exponent bits. Below -87.3 the result is exactly 0 (so masked weights are
-// exactly zero); NaN stays NaN.
-inline F32x4 exp(F32x4 x) {
-  // min with the input first keeps a NaN input NaN. No lower clamp: where n's bits wrap, the
-  // underflow mask at the end zeroes the result anyway.
-  const F32x4 t = min(x, splat(88.3f)) * splat(1.44269504088896341f);
-  // Adding 1.5 * 2^23 rounds t to the integer n held in the low mantissa bits: n as a float and,
-  // as bits, the exponent of 2^n, without float<->int conversions (which V8 expands into several
-  // instructions each).
+// exp(x) for x <= 0 or NaN (softmax's x - max), as 2^t with t = x log2(e) = n + r, n the nearest
+// integer and |r| <= 1/2: 2^r from a degree-5 minimax polynomial (relative error 7.5e-8 before
+// float rounding), 2^n written into the exponent bits. Below -87.3 the result is exactly 0 (so
+// masked weights are exactly zero); NaN stays NaN. The polynomial is evaluated in Estrin's form:
+// softmax's exp pass is bound by this dependency chain, not by the instruction count, and
+// Estrin halves the chain of Horner's form for one more multiply.
+inline F32x4 exp_nonpositive(F32x4 x) {
+  const F32x4 t = x * splat(1.44269504088896341f);
+  const F32x4 n = nearest_integer(t);
+  const F32x4 r = t - n;
+  const F32x4 r2 = r * r;
+  const F32x4 low = multiply_add(splat(6.931469670652649e-1f), r, splat(1.0000000716546416f));
+  const F32x4 mid = multiply_add(splat(5.550713272875391e-2f), r, splat(2.402211972396918e-1f));
+  const F32x4 high = multiply_add(splat(1.3276472167819944e-3f), r, splat(9.675541331021392e-3f));
+  const F32x4 p = multiply_add(multiply_add(high, r2, mid), r2, low);
+  // 2^n: n + 1.5 * 2^23 holds n in its low mantissa bits (the bits of 0x4B400000 plus n), which,
+  // re-biased by 127 and moved into the exponent field, are 2^n. No float<->int conversion: V8
+  // expands those into several instructions each. Where n < -126 the bits wrap, and the
+  // underflow mask zeroes the result anyway.
   const F32x4 magic = splat(12582912.0f);
-  const F32x4 shifted = t + magic;
-  const F32x4 r = t - (shifted - magic);
-  F32x4 p = splat(1.535336188319500e-4f);
-  p = multiply_add(p, r, splat(1.339887440266574e-3f));
-  p = multiply_add(p, r, splat(9.618437357674640e-3f));
-  p = multiply_add(p, r, splat(5.550332471162809e-2f));
-  p = multiply_add(p, r, splat(2.402264791363012e-1f));
-  p = multiply_add(p, r, splat(6.931472028550421e-1f));
-  p = multiply_add(p, r, splat(1.0f));
-  // 2^n: the bits of `shifted` are those of the magic number (0x4B400000) plus n; re-biased by
-  // 127 and moved into the exponent field.
-  const F32x4 scale = shift_bits_left<23>(add_bits(shifted, 127 - 0x4B400000));
+  const F32x4 scale = shift_bits_left<23>(add_bits(n + magic, 127 - 0x4B400000));
   return zero_where(p * scale, less_than(x, splat(-87.3f)));
 }
 #endif
