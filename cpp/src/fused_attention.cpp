@@ -132,7 +132,7 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
           const float new_max = simd::nan_max(running_max, block_max[r]);
           // 0 on the first block (exp(-inf)); a row with no finite score stays NaN, as PyTorch.
           // Once a row's max has settled most blocks leave it unchanged: skip exp's call then.
-          alpha[r] = j0 == 0 ? 0.0f
+          alpha[r] = j0 == 0                  ? 0.0f
                      : new_max == running_max ? 1.0f
                                               : std::exp(running_max - new_max);
           // A max of -inf means no visible key yet (fill -inf), where exp(s - max) would be NaN:

@@ -86,9 +86,10 @@ TEST_CASE("A row masked everywhere is NaN with fill -infinity, also past the fir
   }
 }
 
-TEST_CASE("With fill -infinity, keys masked through whole key blocks before the visible ones "
-          "leave the row finite",
-          "[fused]") {
+TEST_CASE(
+    "With fill -infinity, keys masked through whole key blocks before the visible ones "
+    "leave the row finite",
+    "[fused]") {
   // Until a row meets a visible key its running max is -inf, where exp(s - max) is NaN: such
   // blocks must contribute nothing instead. Key padding hides the first 200 keys of batch row 0
   // (past the first 128-key block) and keys 100..299 of row 1; a bool mask also hides the first
