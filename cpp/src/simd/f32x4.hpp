@@ -37,21 +37,17 @@ inline F32x4 operator-(F32x4 a, F32x4 b) { return {wasm_f32x4_sub(a.v, b.v)}; }
 inline F32x4 operator*(F32x4 a, F32x4 b) { return {wasm_f32x4_mul(a.v, b.v)}; }
 // a * b + c; SIMD128 has no fused multiply-add, so two instructions.
 inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) { return a * b + c; }
-// max(a, b) = a < b ? b : a, and min likewise: one x86 instruction each, where wasm's NaN-exact
-// f32x4.max costs several. A NaN in `a` survives; one in `b` may not, which the row max can
-// afford: exp(NaN - max) still turns that row NaN.
+// max(a, b) = a < b ? b : a: one x86 instruction, where wasm's NaN-exact f32x4.max costs
+// several. A NaN in `a` survives; one in `b` may not, which the row max can afford: exp(NaN -
+// max) still turns that row NaN.
 inline F32x4 max(F32x4 a, F32x4 b) { return {wasm_f32x4_pmax(a.v, b.v)}; }
-inline F32x4 min(F32x4 a, F32x4 b) { return {wasm_f32x4_pmin(a.v, b.v)}; }
-// Bit-level helpers for exp: integer add and left shift on the lanes' bits, a < b as a lane
-// mask, and a with the masked lanes zeroed.
+// For exp: integer add and left shift on the lanes' bits, and rounding to the nearest integer.
 inline F32x4 add_bits(F32x4 a, int32_t k) { return {wasm_i32x4_add(a.v, wasm_i32x4_splat(k))}; }
 template <int kShift>
 inline F32x4 shift_bits_left(F32x4 a) {
   return {wasm_i32x4_shl(a.v, kShift)};
 }
-inline F32x4 less_than(F32x4 a, F32x4 b) { return {wasm_f32x4_lt(a.v, b.v)}; }
 inline F32x4 nearest_integer(F32x4 a) { return {wasm_f32x4_nearest(a.v)}; }
-inline F32x4 zero_where(F32x4 a, F32x4 mask) { return {wasm_v128_andnot(a.v, mask.v)}; }
 inline float lane(F32x4 a, int i) {
   alignas(16) float out[4];
   wasm_v128_store(out, a.v);
@@ -79,7 +75,6 @@ inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) {
 // maxps returns its second operand when either is NaN: operands swapped, this is the same
 // a < b ? b : a as the wasm backend.
 inline F32x4 max(F32x4 a, F32x4 b) { return {_mm_max_ps(b.v, a.v)}; }
-inline F32x4 min(F32x4 a, F32x4 b) { return {_mm_min_ps(b.v, a.v)}; }
 inline F32x4 add_bits(F32x4 a, int32_t k) {
   return {_mm_castsi128_ps(_mm_add_epi32(_mm_castps_si128(a.v), _mm_set1_epi32(k)))};
 }
@@ -87,9 +82,8 @@ template <int kShift>
 inline F32x4 shift_bits_left(F32x4 a) {
   return {_mm_castsi128_ps(_mm_slli_epi32(_mm_castps_si128(a.v), kShift))};
 }
-inline F32x4 less_than(F32x4 a, F32x4 b) { return {_mm_cmplt_ps(a.v, b.v)}; }
 // Round to nearest, ties to even. Without SSE4.1, adding and subtracting 1.5 * 2^23 does the
-// same for |a| < 2^22, the range exp needs (beyond it the result underflows and is masked).
+// same for |a| < 2^22, which covers exp's clamped argument.
 inline F32x4 nearest_integer(F32x4 a) {
 #if defined(__SSE4_1__)
   return {_mm_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
@@ -98,7 +92,6 @@ inline F32x4 nearest_integer(F32x4 a) {
   return {_mm_sub_ps(_mm_add_ps(a.v, magic), magic)};
 #endif
 }
-inline F32x4 zero_where(F32x4 a, F32x4 mask) { return {_mm_andnot_ps(mask.v, a.v)}; }
 inline float lane(F32x4 a, int i) {
   alignas(16) float out[4];
   _mm_store_ps(out, a.v);
@@ -135,9 +128,6 @@ inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) { return a * b + c; }
 inline F32x4 max(F32x4 a, F32x4 b) {
   return lanewise(a, b, [](float x, float y) { return x < y ? y : x; });
 }
-inline F32x4 min(F32x4 a, F32x4 b) {
-  return lanewise(a, b, [](float x, float y) { return y < x ? y : x; });
-}
 inline float lane(F32x4 a, int i) { return a.v[i]; }
 // The scalar twin takes exp from the C library.
 inline F32x4 exp_nonpositive(F32x4 x) {
@@ -149,12 +139,14 @@ inline F32x4 exp_nonpositive(F32x4 x) {
 #if !defined(ATTN_SIMD_SCALAR)
 // exp(x) for x <= 0 or NaN (softmax's x - max), as 2^t with t = x log2(e) = n + r, n the nearest
 // integer and |r| <= 1/2: 2^r from a degree-5 minimax polynomial (relative error 7.5e-8 before
-// float rounding), 2^n written into the exponent bits. Below -87.3 the result is exactly 0 (so
-// masked weights are exactly zero); NaN stays NaN. The polynomial is evaluated in Estrin's form:
-// softmax's exp pass is bound by this dependency chain, not by the instruction count, and
-// Estrin halves the chain of Horner's form for one more multiply.
+// float rounding; the product x log2(e) adds |x| log2(e) ulp), 2^n written into the exponent
+// bits. Where t < -126.5 (x < -87.7) the result is exactly 0, so masked weights are exactly zero:
+// t is clamped to -127, whose 2^n has all-zero bits. NaN stays NaN. The polynomial is evaluated
+// in Estrin's form: softmax's exp pass is bound by this dependency chain, not by the instruction
+// count, and Estrin halves the chain of Horner's form for one more multiply.
 inline F32x4 exp_nonpositive(F32x4 x) {
-  const F32x4 t = x * splat(1.44269504088896341f);
+  // A NaN x survives the clamp: max keeps a NaN in its first operand.
+  const F32x4 t = max(x * splat(1.44269504088896341f), splat(-127.0f));
   const F32x4 n = nearest_integer(t);
   const F32x4 r = t - n;
   const F32x4 r2 = r * r;
@@ -163,12 +155,10 @@ inline F32x4 exp_nonpositive(F32x4 x) {
   const F32x4 high = multiply_add(splat(1.3276472167819944e-3f), r, splat(9.675541331021392e-3f));
   const F32x4 p = multiply_add(multiply_add(high, r2, mid), r2, low);
   // 2^n: n + 1.5 * 2^23 holds n in its low mantissa bits (the bits of 0x4B400000 plus n), which,
-  // re-biased by 127 and moved into the exponent field, are 2^n. No float<->int conversion: V8
-  // expands those into several instructions each. Where n < -126 the bits wrap, and the
-  // underflow mask zeroes the result anyway.
+  // re-biased by 127 and moved into the exponent field, are 2^n, and +0 for n = -127. No
+  // float<->int conversion: V8 expands those into several instructions each.
   const F32x4 magic = splat(12582912.0f);
-  const F32x4 scale = shift_bits_left<23>(add_bits(n + magic, 127 - 0x4B400000));
-  return zero_where(p * scale, less_than(x, splat(-87.3f)));
+  return p * shift_bits_left<23>(add_bits(n + magic, 127 - 0x4B400000));
 }
 #endif
 
