@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "gemm.hpp"
@@ -87,18 +88,17 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
   // normalised exponentials are the weights. Otherwise key blocks small enough that a packed K
   // block and its V block stay in L1/L2 while a block of queries passes over them.
   const Index key_block = weights ? round_up(nk, kTile) : kBlockKeys;
-  std::vector<float> packed(static_cast<size_t>(round_up(nk, kTile) * d));
-  std::vector<float> scaled_q(static_cast<size_t>(nq * d));
+  // Packing touches every key anyway: the scale rides along, so the scores come out scaled.
+  const std::unique_ptr<float[]> packed(new float[static_cast<size_t>(round_up(nk, kTile) * d)]);
+  f32_pack_panels(k, d, d, nk, /*transposed=*/true, packed.get(), scale);
+  const std::unique_ptr<float[]> packed_v(new float[static_cast<size_t>(round_up(dv, kTile) * nk)]);
+  f32_pack_panels(v, dv, nk, dv, /*transposed=*/false, packed_v.get());
   std::vector<float> scores(static_cast<size_t>(2 * key_block));
   // Running max and sum per query; index nq is the spare twin of an odd last query, and
   // spare_row its output, computed and thrown away.
   std::vector<float> row_max(static_cast<size_t>(nq + 1), kNegInf);
   std::vector<float> row_sum(static_cast<size_t>(nq + 1), 0.0f);
   std::vector<float> spare_row(static_cast<size_t>(dv), 0.0f);
-  f32_pack_panels(k, d, d, nk, /*transposed=*/true, packed.data());
-  std::vector<float> packed_v(static_cast<size_t>(round_up(dv, kTile) * nk));
-  f32_pack_panels(v, dv, nk, dv, /*transposed=*/false, packed_v.data());
-  for (Index i = 0; i < nq * d; ++i) scaled_q[i] = q[i] * scale;
   const bool masked = !mask.mask.empty();
   float* s0 = scores.data();
   float* s1 = scores.data() + key_block;
@@ -113,8 +113,7 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
         float* out0 = out + i0 * dv;
         float* out1 = r1 == nq ? spare_row.data() : out + r1 * dv;
         float block_max[2];
-        score_block(scaled_q.data() + i0 * d, scaled_q.data() + i1 * d, packed.data() + j0 * d, d,
-                    len, s0, s1, block_max);
+        score_block(q + i0 * d, q + i1 * d, packed.get() + j0 * d, d, len, s0, s1, block_max);
         if (masked) {
           mask_row_segment(s0, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i0, j0,
                            len);
@@ -147,7 +146,7 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
           running_sum = alpha[r] * running_sum + block_sum;
           running_max = new_max;
         }
-        pool_block(s0, s1, packed_v.data(), nk, j0, len, dv, alpha[0], alpha[1], out0, out1);
+        pool_block(s0, s1, packed_v.get(), nk, j0, len, dv, alpha[0], alpha[1], out0, out1);
         if (weights) {  // one block: the sums are final
           const float inverse0 = 1.0f / row_sum[static_cast<size_t>(i0)];
           for (Index j = 0; j < nk; ++j) weights[i0 * nk + j] = s0[j] * inverse0;

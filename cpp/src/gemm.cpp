@@ -17,12 +17,26 @@ constexpr Index kPanelsPerBlock = 4;
 
 }  // namespace
 
-void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed) {
-  const Index panels = round_up(n, kPanel) / kPanel;
-  std::fill(packed, packed + panels * kPanel * k, 0.0f);
-  for (Index j = 0; j < n; ++j) {
-    float* column = packed + (j / kPanel) * kPanel * k + j % kPanel;
-    for (Index t = 0; t < k; ++t) column[t * kPanel] = transposed ? b[j * ldb + t] : b[t * ldb + j];
+void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed,
+                     float scale) {
+  for (Index j0 = 0; j0 < n; j0 += kPanel) {
+    const Index width = std::min(kPanel, n - j0);
+    float* panel = packed + j0 * k;
+    if (transposed) {  // B's rows are the panel's columns: read each row once, contiguously
+      for (Index c = 0; c < width; ++c) {
+        const float* row = b + (j0 + c) * ldb;
+        for (Index t = 0; t < k; ++t) panel[t * kPanel + c] = row[t] * scale;
+      }
+    } else {  // 16 contiguous entries of each row of B are one row of the panel
+      for (Index t = 0; t < k; ++t) {
+        const float* row = b + t * ldb + j0;
+        for (Index c = 0; c < width; ++c) panel[t * kPanel + c] = row[c] * scale;
+      }
+    }
+    if (width < kPanel) {
+      for (Index t = 0; t < k; ++t)
+        std::fill(panel + t * kPanel + width, panel + (t + 1) * kPanel, 0.0f);
+    }
   }
 }
 

@@ -30,11 +30,12 @@ inline void f32_gemm_2xN4(const float* a0, const float* a1, const float* b, Inde
   }
 }
 
-// Packs the [k, n] operand B as panels of 16 columns, each [k][16] and zero-padded past n, so
-// that the micro-kernel reads 16 columns' t-th entries as 4 contiguous vectors. B is read
-// row-major with row stride ldb: as [k, n] or, when `transposed`, as [n, k] (a weight in
-// nn.Linear layout, or keys).
-void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed);
+// Packs the [k, n] operand B, times `scale`, as panels of 16 columns, each [k][16] and
+// zero-padded past n, so that the micro-kernel reads 16 columns' t-th entries as 4 contiguous
+// vectors. B is read row-major with row stride ldb: as [k, n] or, when `transposed`, as [n, k]
+// (a weight in nn.Linear layout, or keys).
+void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed,
+                     float scale = 1.0f);
 
 // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B given as packed panels.
 void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* packed, Index n,
