@@ -82,18 +82,34 @@ void f32_gemm(const float* a, Index m, Index k, const float* b, Index n, bool b_
 
 namespace {
 
-Matrix multiply(const MatrixRef& a, const MatrixRef& b, bool b_transposed) {
-  const Index n = b_transposed ? b.rows() : b.cols();
+Matrix multiply_packed(const MatrixRef& a, const float* packed, Index n) {
   Matrix c(a.rows(), n);
-  std::vector<float> packed(static_cast<size_t>(round_up(n, kPanel) * a.cols()));
-  f32_pack_panels(b.data(), b.outerStride(), a.cols(), n, b_transposed, packed.data());
-  f32_gemm_packed(a.data(), a.outerStride(), a.rows(), a.cols(), packed.data(), n, c.data(), n);
+  f32_gemm_packed(a.data(), a.outerStride(), a.rows(), a.cols(), packed, n, c.data(), n);
   return c;
 }
 
 }  // namespace
 
-Matrix matmul(const MatrixRef& a, const MatrixRef& b) { return multiply(a, b, false); }
-Matrix matmul_transposed(const MatrixRef& a, const MatrixRef& b) { return multiply(a, b, true); }
+Matrix matmul(const MatrixRef& a, const MatrixRef& b) {
+  std::vector<float> packed(static_cast<size_t>(round_up(b.cols(), kPanel) * b.rows()));
+  f32_pack_panels(b.data(), b.outerStride(), b.rows(), b.cols(), /*transposed=*/false,
+                  packed.data());
+  return multiply_packed(a, packed.data(), b.cols());
+}
+
+Matrix matmul_transposed(const MatrixRef& a, const MatrixRef& b) {
+  return multiply_packed(a, pack_transposed(b).data(), b.rows());
+}
+
+std::vector<float> pack_transposed(const MatrixRef& w) {
+  std::vector<float> packed(static_cast<size_t>(round_up(w.rows(), kPanel) * w.cols()));
+  f32_pack_panels(w.data(), w.outerStride(), w.cols(), w.rows(), /*transposed=*/true,
+                  packed.data());
+  return packed;
+}
+
+Matrix matmul_transposed_packed(const MatrixRef& x, const std::vector<float>& packed_w, Index n) {
+  return multiply_packed(x, packed_w.data(), n);
+}
 
 }  // namespace attn::detail

@@ -2,6 +2,8 @@
 // Matrix products on the portable f32x4 layer: one register-blocked micro-kernel serves the
 // attention scores, the pooling, the projections of multi-head attention and bmm.
 
+#include <vector>
+
 #include "attn/tensor.hpp"
 #include "simd/f32x4.hpp"
 
@@ -48,5 +50,10 @@ void f32_gemm(const float* a, Index m, Index k, const float* b, Index n, bool b_
 // The same on Eigen matrices: a * b, and a * b^T (x W^T of nn.Linear, q k^T).
 Matrix matmul(const MatrixRef& a, const MatrixRef& b);
 Matrix matmul_transposed(const MatrixRef& a, const MatrixRef& b);
+
+// W [n, k] (nn.Linear's [out, in]) packed once as the panels of W^T, for a weight that meets
+// many inputs: x W^T is then matmul_transposed_packed(x, packed, n) with no packing per call.
+std::vector<float> pack_transposed(const MatrixRef& w);
+Matrix matmul_transposed_packed(const MatrixRef& x, const std::vector<float>& packed_w, Index n);
 
 }  // namespace attn::detail

@@ -12,20 +12,23 @@ namespace attn {
 
 namespace {
 
-void fill_uniform(Matrix& matrix, float bound, detail::RandomStream& random) {
-  for (Index i = 0; i < matrix.size(); ++i) {
-    matrix.data()[i] = (2.0f * random.next_uniform() - 1.0f) * bound;
+// A weight [out, in] drawn from U(-bound, bound), packed for the GEMM.
+std::vector<float> uniform_weight(Index out, Index in, float bound, detail::RandomStream& random) {
+  Matrix weight(out, in);
+  for (Index i = 0; i < weight.size(); ++i) {
+    weight.data()[i] = (2.0f * random.next_uniform() - 1.0f) * bound;
   }
+  return detail::pack_transposed(weight);
 }
 
 float xavier_bound(Index fan_in, Index fan_out) {
   return std::sqrt(6.0f / static_cast<float>(fan_in + fan_out));
 }
 
-// x [B, n, in] -> x W^T + b as [B * n, out].
-Matrix project(ConstBatch x, const Matrix& weight, const Vector& bias) {
+// x [B, n, in] -> x W^T + b as [B * n, out], W packed.
+Matrix project(ConstBatch x, const std::vector<float>& weight, const Vector& bias) {
   const ConstMatrixMap rows(x.data, x.batch * x.rows, x.cols);
-  Matrix projected = detail::matmul_transposed(rows, weight);
+  Matrix projected = detail::matmul_transposed_packed(rows, weight, bias.size());
   projected.rowwise() += bias.transpose();
   return projected;
 }
@@ -73,10 +76,6 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadConfig& config) : config_(
   if (config_.kdim == 0) config_.kdim = e;
   if (config_.vdim == 0) config_.vdim = e;
 
-  w_q_.resize(e, e);
-  w_k_.resize(e, config_.kdim);
-  w_v_.resize(e, config_.vdim);
-  w_out_.resize(e, e);
   for (Vector* bias : {&b_q_, &b_k_, &b_v_, &b_out_}) bias->setZero(e);
   reset_parameters(0);
 }
@@ -114,21 +113,21 @@ void MultiHeadAttention::set_parameter(std::string_view name, const float* data,
     const Index e = config_.embed_dim;
     if (name == "in_proj_weight") {
       const ConstMatrixMap packed_weight(data, 3 * e, e);
-      w_q_ = packed_weight.topRows(e);
-      w_k_ = packed_weight.middleRows(e, e);
-      w_v_ = packed_weight.bottomRows(e);
+      w_q_ = detail::pack_transposed(packed_weight.topRows(e));
+      w_k_ = detail::pack_transposed(packed_weight.middleRows(e, e));
+      w_v_ = detail::pack_transposed(packed_weight.bottomRows(e));
     } else if (name == "q_proj_weight") {
-      w_q_ = ConstMatrixMap(data, e, e);
+      w_q_ = detail::pack_transposed(ConstMatrixMap(data, e, e));
     } else if (name == "k_proj_weight") {
-      w_k_ = ConstMatrixMap(data, e, config_.kdim);
+      w_k_ = detail::pack_transposed(ConstMatrixMap(data, e, config_.kdim));
     } else if (name == "v_proj_weight") {
-      w_v_ = ConstMatrixMap(data, e, config_.vdim);
+      w_v_ = detail::pack_transposed(ConstMatrixMap(data, e, config_.vdim));
     } else if (name == "in_proj_bias") {
       b_q_ = Eigen::Map<const Vector>(data, e);
       b_k_ = Eigen::Map<const Vector>(data + e, e);
       b_v_ = Eigen::Map<const Vector>(data + 2 * e, e);
     } else if (name == "out_proj.weight") {
-      w_out_ = ConstMatrixMap(data, e, e);
+      w_out_ = detail::pack_transposed(ConstMatrixMap(data, e, e));
     } else if (name == "out_proj.bias") {
       b_out_ = Eigen::Map<const Vector>(data, e);
     }
@@ -143,13 +142,15 @@ void MultiHeadAttention::reset_parameters(uint64_t seed) {
   if (packed()) {
     // PyTorch initialises the packed [3E, E] matrix as one, so its fan_out is 3E.
     const float bound = xavier_bound(e, 3 * e);
-    for (Matrix* weight : {&w_q_, &w_k_, &w_v_}) fill_uniform(*weight, bound, random);
+    for (std::vector<float>* weight : {&w_q_, &w_k_, &w_v_}) {
+      *weight = uniform_weight(e, e, bound, random);
+    }
   } else {
-    fill_uniform(w_q_, xavier_bound(e, e), random);
-    fill_uniform(w_k_, xavier_bound(config_.kdim, e), random);
-    fill_uniform(w_v_, xavier_bound(config_.vdim, e), random);
+    w_q_ = uniform_weight(e, e, xavier_bound(e, e), random);
+    w_k_ = uniform_weight(e, config_.kdim, xavier_bound(config_.kdim, e), random);
+    w_v_ = uniform_weight(e, config_.vdim, xavier_bound(config_.vdim, e), random);
   }
-  fill_uniform(w_out_, 1.0f / std::sqrt(static_cast<float>(e)), random);
+  w_out_ = uniform_weight(e, e, 1.0f / std::sqrt(static_cast<float>(e)), random);
   for (Vector* bias : {&b_q_, &b_k_, &b_v_, &b_out_}) bias->setZero();
 }
 
@@ -182,7 +183,7 @@ void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch va
                           head_output_batch, weights ? &head_weight_batch : nullptr);
 
   MatrixMap out(output.data, batch * nq, e);
-  out = detail::matmul_transposed(merge_heads(head_outputs, batch, nq, heads), w_out_);
+  out = detail::matmul_transposed_packed(merge_heads(head_outputs, batch, nq, heads), w_out_, e);
   out.rowwise() += b_out_.transpose();
 
   if (!weights) return;

@@ -74,7 +74,9 @@ class MultiHeadAttention {
 
  private:
   MultiHeadConfig config_;
-  Matrix w_q_, w_k_, w_v_, w_out_;  // [out, in]
+  // The projection weights W [out, in], kept as the GEMM's packed panels of W^T: packed once when
+  // set, not on every forward.
+  std::vector<float> w_q_, w_k_, w_v_, w_out_;
   Vector b_q_, b_k_, b_v_, b_out_;  // zero when !config.bias
 };
 
