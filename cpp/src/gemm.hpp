@@ -20,12 +20,14 @@ template <int N>
 inline void f32_gemm_2xN4(const float* a0, const float* a1, const float* b, Index depth, Index ldb,
                           simd::F32x4 (&c0)[N], simd::F32x4 (&c1)[N]) {
   for (int n = 0; n < N; ++n) c0[n] = c1[n] = simd::splat(0.0f);
-  for (Index t = 0; t < depth; ++t) {
-    const simd::F32x4 x0 = simd::splat(a0[t]);
-    const simd::F32x4 x1 = simd::splat(a1[t]);
-    const float* row = b + t * ldb;
+  // Pointers that step, not an index t scaled into three addresses: wasm has no scaled
+  // addressing, so V8 would compute each one, and this loop is short of instruction slots
+  // (2x16 kernel at depth 64: 39 vs 35 GFLOP/s).
+  for (const float* const end = a0 + depth; a0 != end; ++a0, ++a1, b += ldb) {
+    const simd::F32x4 x0 = simd::splat(*a0);
+    const simd::F32x4 x1 = simd::splat(*a1);
     for (int n = 0; n < N; ++n) {
-      const simd::F32x4 y = simd::load(row + 4 * n);
+      const simd::F32x4 y = simd::load(b + 4 * n);
       c0[n] = simd::multiply_add(x0, y, c0[n]);
       c1[n] = simd::multiply_add(x1, y, c1[n]);
     }
