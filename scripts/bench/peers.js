@@ -4,8 +4,8 @@
 //     matMul(q, k, false, true); results read with dataSync() so a run includes completion.
 //   - onnxruntime-web (wasm backend): an ONNX graph of standard ops, and the com.microsoft
 //     MultiHeadAttention contrib op (models built by onnx-model.js). session.run is async only,
-//     so these runners are marked `async: true`: their fn returns a promise (time with
-//     measureAsync from timing.js).
+//     so these runners are marked `async: true`: their fn returns a promise (measureInTurns in
+//     timing.js awaits each call).
 //
 // loadPeers() returns runners { name, make: async (t) => fn, release?, maxN?, async? }. A peer
 // that cannot load or run here is logged in one line and left out. Every runner is checked

@@ -32,7 +32,7 @@ import { plainJsAttention } from '../../web/src/bench/plain-js.js';
 import { checked, checkRows, expectClose, loadMhaPeers, loadPeers, mhaReference, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
 import { nativeResults } from './native.js';
 import { renderChart } from './chart.js';
-import { attentionFlops, mhaFlops, measure, measureAsync } from './timing.js';
+import { attentionFlops, mhaFlops, measureInTurns } from './timing.js';
 
 const started = performance.now();
 const quick = process.argv.includes('--quick');
@@ -96,27 +96,35 @@ const runners = [
   ...peers,
 ];
 
+// Prepares every runner for one task (make() runs it once and checks it), measures them all with
+// their samples taken in turns, and releases them. A peer that fails to run is skipped with a
+// line; one that runs but disagrees with the reference stops the benchmark.
+async function measureRunners(list, task, label, options) {
+  const ready = [];
+  try {
+    for (const runner of list) {
+      try {
+        ready.push({ runner, fn: await runner.make(task) });
+      } catch (error) {
+        if (error instanceof PeerMismatchError) throw error;
+        console.log(`${runner.name} at ${label}: skipped (${oneLine(error)})`);
+        await runner.release?.();
+      }
+    }
+    const ms = await measureInTurns(ready.map(({ runner, fn }) => ({ fn, async: runner.async })), options);
+    return ready.map(({ runner }, i) => ({ runner: runner.name, ms: ms[i] }));
+  } finally {
+    for (const { runner } of ready) await runner.release?.();
+  }
+}
+
 const results = [];
 for (const d of widths) {
   for (const n of sizes) {
-    const t = attentionTask(n, d);
     const flops = attentionFlops(n, n, d);
-    for (const runner of runners) {
-      if (runner.maxN && n > runner.maxN) continue;
-      let fn;
-      try {
-        fn = await runner.make(t); // runs once and checks rows against the float64 reference
-      } catch (error) {
-        if (error instanceof PeerMismatchError) throw error;
-        console.log(`${runner.name} at n = ${n}, d = ${d}: skipped (${oneLine(error)})`);
-        await runner.release?.();
-        continue;
-      }
-      const options = { samples: n >= 4096 ? 3 : 7 };
-      const ms = runner.async ? await measureAsync(fn, options) : measure(fn, options);
-      results.push({ runner: runner.name, n, d, ms, gflops: flops / ms / 1e6 });
-      await runner.release?.();
-    }
+    const list = runners.filter((runner) => !(runner.maxN && n > runner.maxN));
+    const timed = await measureRunners(list, attentionTask(n, d), `n = ${n}, d = ${d}`, { samples: n >= 4096 ? 3 : 7 });
+    for (const { runner, ms } of timed) results.push({ runner, n, d, ms, gflops: flops / ms / 1e6 });
   }
 }
 results.push(...nativeResults(sizes, widths));
@@ -159,29 +167,21 @@ const ourMha = [[SIMD, simd], [SCALAR, scalar]].map(([name, attn]) => {
   for (const { name, forward } of ourMha) expectClose(`${name} multi-head at n = ${n} vs the float64 reference`, forward(x, n), want);
 }
 const mhaPeers = await loadMhaPeers({ ...MHA, dict: mhaDict }); // each checked against the reference at n = 17
+// Our modules as runners like the peers': make() checks the output against our SIMD build's.
+const ourMhaRunners = ourMha.map(({ name, forward }) => ({
+  name,
+  make: ({ n, x, expected }) => {
+    expectClose(`${name} multi-head at n = ${n} vs ${SIMD}`, forward(x, n), expected);
+    return () => forward(x, n);
+  },
+}));
 const mhaResults = [];
 for (const n of mhaSizes) {
   const x = random(n * E, 200 + n);
-  const expected = ourMha[0].forward(x, n);
+  const task = { n, x, expected: ourMha[0].forward(x, n) }; // peers compare every element with it
   const flops = mhaFlops(n, E);
-  for (const { name, forward } of ourMha) {
-    expectClose(`${name} multi-head at n = ${n} vs ${SIMD}`, forward(x, n), expected);
-    const ms = measure(() => forward(x, n));
-    mhaResults.push({ runner: name, n, embedDim: E, heads: MHA.numHeads, ms, gflops: flops / ms / 1e6 });
-  }
-  for (const peer of mhaPeers) {
-    let fn;
-    try {
-      fn = await peer.make({ n, x, expected }); // compares every output element with ours
-    } catch (error) {
-      if (error instanceof PeerMismatchError) throw error;
-      console.log(`${peer.name} at n = ${n}: skipped (${oneLine(error)})`);
-      await peer.release();
-      continue;
-    }
-    const ms = await measureAsync(fn);
-    mhaResults.push({ runner: peer.name, n, embedDim: E, heads: MHA.numHeads, ms, gflops: flops / ms / 1e6 });
-    await peer.release();
+  for (const { runner, ms } of await measureRunners([...ourMhaRunners, ...mhaPeers], task, `n = ${n}`)) {
+    mhaResults.push({ runner, n, embedDim: E, heads: MHA.numHeads, ms, gflops: flops / ms / 1e6 });
   }
 }
 for (const { module } of ourMha) module.dispose();

@@ -1,5 +1,5 @@
-// Medians of repeated runs, for the page's benchmark worker and the Node benchmark
-// (scripts/bench/timing.js re-exports this file). After one warm-up call, `reps` doubles until
+// Medians of repeated runs, for the page's benchmark worker (measure) and the Node benchmark
+// (measureInTurns; scripts/bench/timing.js re-exports this file). After one warm-up call, `reps` doubles until
 // `reps` calls last at least sampleMs; then each of `samples` samples times `reps` calls, and
 // the result is the median time of one call, in ms. onSample(done, samples, reps), if given, is
 // called after each sample (the page's worker reports progress with it).
@@ -23,25 +23,30 @@ export function measure(fn, { samples = 7, sampleMs = 10, onSample } = {}) {
   return median(times);
 }
 
-// measure() for a `fn` that returns a promise (e.g. onnxruntime-web's session.run): same scheme,
-// each call awaited before the next starts, so a sample covers completed runs only.
-export async function measureAsync(fn, { samples = 7, sampleMs = 10, onSample } = {}) {
-  await fn();
-  let reps = 1;
-  for (;;) {
+// measure() for several functions at once, for side-by-side comparisons: their samples are
+// taken in turns (sample s of every function before sample s + 1 of any), so that a slow spell
+// of the machine falls on all of them alike and their ratios stay fair. Each entry is
+// { fn, async }: an async fn returns a promise, and each call is awaited before the next starts.
+// Returns the median ms of one call per entry, in order.
+export async function measureInTurns(entries, { samples = 7, sampleMs = 10 } = {}) {
+  const timeCalls = async ({ fn, async }, reps) => {
     const start = performance.now();
-    for (let i = 0; i < reps; i++) await fn();
-    if (performance.now() - start >= sampleMs || reps >= 1 << 20) break;
-    reps *= 2;
+    if (async) for (let i = 0; i < reps; i++) await fn();
+    else for (let i = 0; i < reps; i++) fn();
+    return performance.now() - start;
+  };
+  const reps = [];
+  for (const entry of entries) {
+    await timeCalls(entry, 1); // warm-up
+    let r = 1;
+    while ((await timeCalls(entry, r)) < sampleMs && r < 1 << 20) r *= 2;
+    reps.push(r);
   }
-  const times = [];
+  const times = entries.map(() => []);
   for (let s = 0; s < samples; s++) {
-    const start = performance.now();
-    for (let i = 0; i < reps; i++) await fn();
-    times.push((performance.now() - start) / reps);
-    onSample?.(s + 1, samples, reps);
+    for (const [i, entry] of entries.entries()) times[i].push((await timeCalls(entry, reps[i])) / reps[i]);
   }
-  return median(times);
+  return times.map(median);
 }
 
 export function median(values) {
