@@ -111,8 +111,8 @@ async function measureRunners(list, task, label, options) {
         await runner.release?.();
       }
     }
-    const ms = await measureInTurns(ready.map(({ runner, fn }) => ({ fn, async: runner.async })), options);
-    return ready.map(({ runner }, i) => ({ runner: runner.name, ms: ms[i] }));
+    const timed = await measureInTurns(ready.map(({ runner, fn }) => ({ fn, async: runner.async })), options);
+    return ready.map(({ runner }, i) => ({ runner: runner.name, ms: timed[i].ms }));
   } finally {
     for (const { runner } of ready) await runner.release?.();
   }

@@ -80,8 +80,8 @@ describe('section 5: the benchmark', () => {
     await page.click('#benchmark button[name="run-benchmark"]');
     assert.equal(await page.isDisabled('#benchmark button[name="run-benchmark"]'), true, 'Run is disabled while running');
     assert.equal(await page.isDisabled('#benchmark select[name="bench-d"]'), true, 'd is locked while running');
-    // The progress text names the size, the runner and the step.
-    await page.waitForFunction(() => /^n = \d+, (SIMD|scalar|JS): \d+\/\d+$/
+    // The progress text names the size, its step and the sample.
+    await page.waitForFunction(() => /^n = \d+ \(\d+\/\d+\): sample \d+\/\d+$/
       .test(document.querySelector('#benchmark .bench-progress-text').textContent));
     // Another section still updates while the worker measures.
     const updates = await page.$eval('#qkv', (s) => Number(s.dataset.updates));

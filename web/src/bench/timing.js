@@ -1,34 +1,14 @@
-// Medians of repeated runs, for the page's benchmark worker (measure) and the Node benchmark
-// (measureInTurns; scripts/bench/timing.js re-exports this file). After one warm-up call, `reps` doubles until
-// `reps` calls last at least sampleMs; then each of `samples` samples times `reps` calls, and
-// the result is the median time of one call, in ms. onSample(done, samples, reps), if given, is
-// called after each sample (the page's worker reports progress with it).
+// Medians of repeated runs, for the page's benchmark worker and the Node benchmark
+// (scripts/bench/timing.js re-exports this file).
 
-export function measure(fn, { samples = 7, sampleMs = 10, onSample } = {}) {
-  fn();
-  let reps = 1;
-  for (;;) {
-    const start = performance.now();
-    for (let i = 0; i < reps; i++) fn();
-    if (performance.now() - start >= sampleMs || reps >= 1 << 20) break;
-    reps *= 2;
-  }
-  const times = [];
-  for (let s = 0; s < samples; s++) {
-    const start = performance.now();
-    for (let i = 0; i < reps; i++) fn();
-    times.push((performance.now() - start) / reps);
-    onSample?.(s + 1, samples, reps);
-  }
-  return median(times);
-}
-
-// measure() for several functions at once, for side-by-side comparisons: their samples are
+// Times several functions side by side. After a warm-up call, each function's `reps` doubles
+// until `reps` calls last at least sampleMs; then `samples` samples of `reps` calls each are
 // taken in turns (sample s of every function before sample s + 1 of any), so that a slow spell
 // of the machine falls on all of them alike and their ratios stay fair. Each entry is
-// { fn, async }: an async fn returns a promise, and each call is awaited before the next starts.
-// Returns the median ms of one call per entry, in order.
-export async function measureInTurns(entries, { samples = 7, sampleMs = 10 } = {}) {
+// { fn, async }: an async fn returns a promise, and each call is awaited before the next
+// starts. onSample(done, samples), if given, is called after each round. Returns, per entry in
+// order, { ms: the median time of one call, reps }.
+export async function measureInTurns(entries, { samples = 7, sampleMs = 10, onSample } = {}) {
   const timeCalls = async ({ fn, async }, reps) => {
     const start = performance.now();
     if (async) for (let i = 0; i < reps; i++) await fn();
@@ -45,8 +25,9 @@ export async function measureInTurns(entries, { samples = 7, sampleMs = 10 } = {
   const times = entries.map(() => []);
   for (let s = 0; s < samples; s++) {
     for (const [i, entry] of entries.entries()) times[i].push((await timeCalls(entry, reps[i])) / reps[i]);
+    onSample?.(s + 1, samples);
   }
-  return times.map(median);
+  return times.map((t, i) => ({ ms: median(t), reps: reps[i] }));
 }
 
 export function median(values) {

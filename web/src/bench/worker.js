@@ -5,7 +5,7 @@
 //
 // page → worker: { type: 'run', id, sizes: number[], d, jsMaxN, samples, sampleMs }
 // worker → page: { type: 'ready', id, backends: { simd, scalar } }
-//                { type: 'progress', id, step, total, n, runner, sample, samples }
+//                { type: 'progress', id, step, total, n, sample, samples } (step: index of n)
 //                { type: 'result', id, runner, n, d, ms, gflops, reps, maxDiff }
 //                { type: 'done', id, elapsedMs }
 //                { type: 'error', id, message }
@@ -13,7 +13,7 @@
 import { loadAttention } from 'attention-wasm';
 import { normals } from '../ui/random.js';
 import { plainJsAttention } from './plain-js.js';
-import { attentionFlops, measure } from './timing.js';
+import { attentionFlops, measureInTurns } from './timing.js';
 
 let loaded = null;
 
@@ -22,7 +22,7 @@ function load() {
   return loaded;
 }
 
-// The runners, in the order they are timed at each n. `attention(t)` returns the output data.
+// The runners, in the order they take their turns at each n. `attention(t)` returns the output data.
 function runners({ simd, scalar }) {
   const list = [];
   // Without SIMD support loadAttention() falls back to the scalar build: no SIMD row then.
@@ -45,41 +45,27 @@ async function run({ id, sizes, d, jsMaxN, samples, sampleMs }) {
   const modules = await load();
   postMessage({ type: 'ready', id, backends: { simd: modules.simd.backend, scalar: modules.scalar.backend } });
   const all = runners(modules);
-  const plan = sizes.flatMap((n) => all.filter((r) => !r.js || n <= jsMaxN).map((runner) => ({ n, runner })));
-  const tensors = new Map();
-  const reference = new Map();
-  plan.forEach(({ n, runner }, index) => {
-    if (!tensors.has(n)) {
-      const shape = [1, n, d];
-      tensors.set(n, {
-        n, d,
-        q: { data: normals(n * d, 1), shape },
-        k: { data: normals(n * d, 2), shape },
-        v: { data: normals(n * d, 3), shape },
-      });
-    }
-    const t = tensors.get(n);
-    const progress = (sample) => postMessage({
-      type: 'progress', id, step: index, total: plan.length, n, runner: runner.name, sample, samples,
-    });
+  for (const [step, n] of sizes.entries()) {
+    const list = all.filter((r) => !r.js || n <= jsMaxN);
+    const shape = [1, n, d];
+    const t = {
+      n, d,
+      q: { data: normals(n * d, 1), shape },
+      k: { data: normals(n * d, 2), shape },
+      v: { data: normals(n * d, 3), shape },
+    };
+    const progress = (sample) => postMessage({ type: 'progress', id, step, total: sizes.length, n, sample, samples });
     progress(0);
-    // The first runner's output at this n is the reference the others are checked against.
-    const output = runner.attention(t);
-    if (!reference.has(n)) reference.set(n, output);
-    const maxDiff = maxAbsDiff(output, reference.get(n));
-    let reps = 1;
-    const ms = measure(() => runner.attention(t), {
-      samples, sampleMs,
-      onSample: (done, _, r) => {
-        reps = r;
-        progress(done);
-      },
+    // The first runner's output is the reference the others are checked against.
+    const outputs = list.map((runner) => runner.attention(t));
+    const timed = await measureInTurns(list.map((runner) => ({ fn: () => runner.attention(t) })), {
+      samples, sampleMs, onSample: progress,
     });
-    postMessage({
-      type: 'result', id, runner: runner.name, n, d, ms, reps, maxDiff,
-      gflops: attentionFlops(n, n, d) / ms / 1e6,
-    });
-  });
+    list.forEach((runner, i) => postMessage({
+      type: 'result', id, runner: runner.name, n, d, ms: timed[i].ms, reps: timed[i].reps,
+      maxDiff: maxAbsDiff(outputs[i], outputs[0]), gflops: attentionFlops(n, n, d) / timed[i].ms / 1e6,
+    }));
+  }
   postMessage({ type: 'done', id, elapsedMs: performance.now() - t0 });
 }
 

@@ -44,7 +44,8 @@ the output at once, so no $n \\times n$ matrix is ever stored; the time includes
 into wasm memory and the output back.</p>
 <p>Everything runs on <strong>one thread</strong>, a Web Worker, so this page keeps drawing while
 it measures. Each figure is the median of ${SAMPLES} samples after a warm-up, each sample
-repeating the call until it lasts at least ${SAMPLE_MS} ms. Throughput counts the two matrix
+repeating the call until it lasts at least ${SAMPLE_MS} ms; at each $n$ the three take their
+samples in turns, so a slow moment of the device falls on all of them alike. Throughput counts the two matrix
 products, $2n^2d$ flops each (the exponentials are not counted):
 $$\\text{GFLOP/s} = \\frac{4\\,n^2 d}{\\text{time}}.$$
 Plain JS stops at $n = ${JS_MAX_N}$ to keep the run short. These are <strong>your own
@@ -164,10 +165,10 @@ export function mountBenchmark(root) {
     if (message.type === 'ready') {
       run.backends = message.backends;
     } else if (message.type === 'progress') {
-      const { step, total, n, runner, sample, samples } = message;
+      const { step, total, n, sample, samples } = message;
       progress.max = total;
       progress.value = step + sample / samples;
-      progressText.textContent = `n = ${n}, ${RUNNERS[runner].short}: ${step + 1}/${total}`;
+      progressText.textContent = `n = ${n} (${step + 1}/${total}): sample ${sample}/${samples}`;
       root.dataset.progressUpdates = String(Number(root.dataset.progressUpdates) + 1);
     } else if (message.type === 'result') {
       run.rows.set(`${message.runner}:${message.n}`, message);
