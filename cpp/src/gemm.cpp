@@ -73,14 +73,14 @@ void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* p
   }
 }
 
-void f32_gemm(const float* a, Index m, Index k, const float* b, Index n, bool b_transposed,
-              float* c) {
-  std::vector<float> packed(static_cast<size_t>(round_up(n, kPanel) * k));
-  f32_pack_panels(b, b_transposed ? k : n, k, n, b_transposed, packed.data());
-  f32_gemm_packed(a, k, m, k, packed.data(), n, c, n);
-}
-
 namespace {
+
+// f32_pack_panels into a buffer of its own.
+std::vector<float> pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed) {
+  std::vector<float> packed(static_cast<size_t>(round_up(n, kPanel) * k));
+  f32_pack_panels(b, ldb, k, n, transposed, packed.data());
+  return packed;
+}
 
 Matrix multiply_packed(const MatrixRef& a, const float* packed, Index n) {
   Matrix c(a.rows(), n);
@@ -90,10 +90,15 @@ Matrix multiply_packed(const MatrixRef& a, const float* packed, Index n) {
 
 }  // namespace
 
+void f32_gemm(const float* a, Index m, Index k, const float* b, Index n, bool b_transposed,
+              float* c) {
+  const std::vector<float> packed = pack_panels(b, b_transposed ? k : n, k, n, b_transposed);
+  f32_gemm_packed(a, k, m, k, packed.data(), n, c, n);
+}
+
 Matrix matmul(const MatrixRef& a, const MatrixRef& b) {
-  std::vector<float> packed(static_cast<size_t>(round_up(b.cols(), kPanel) * b.rows()));
-  f32_pack_panels(b.data(), b.outerStride(), b.rows(), b.cols(), /*transposed=*/false,
-                  packed.data());
+  const std::vector<float> packed =
+      pack_panels(b.data(), b.outerStride(), b.rows(), b.cols(), /*transposed=*/false);
   return multiply_packed(a, packed.data(), b.cols());
 }
 
@@ -102,10 +107,7 @@ Matrix matmul_transposed(const MatrixRef& a, const MatrixRef& b) {
 }
 
 std::vector<float> pack_transposed(const MatrixRef& w) {
-  std::vector<float> packed(static_cast<size_t>(round_up(w.rows(), kPanel) * w.cols()));
-  f32_pack_panels(w.data(), w.outerStride(), w.cols(), w.rows(), /*transposed=*/true,
-                  packed.data());
-  return packed;
+  return pack_panels(w.data(), w.outerStride(), w.cols(), w.rows(), /*transposed=*/true);
 }
 
 Matrix matmul_transposed_packed(const MatrixRef& x, const std::vector<float>& packed_w, Index n) {
