@@ -167,6 +167,48 @@ std::string additiveAttention(TensorArg q, TensorArg k, TensorArg v, ScoreParams
   });
 }
 
+// A heap tensor copied into an owning Tensor3, for the core functions that take those.
+attn::Tensor3 copy_in(const TensorArg& t) {
+  attn::Tensor3 out(t.batch, t.rows, t.cols);
+  const float* data = reinterpret_cast<const float*>(t.data);
+  if (data) std::copy(data, data + out.data.size(), out.data.begin());
+  return out;
+}
+
+void copy_out(const std::vector<float>& from, uintptr_t to) {
+  std::copy(from.begin(), from.end(), reinterpret_cast<float*>(to));
+}
+
+std::string scaledDotProductAttentionBackward(TensorArg q, TensorArg k, TensorArg v,
+                                              TensorArg grad_output, MaskArg mask,
+                                              AttentionArg options, TensorArg dq, TensorArg dk,
+                                              TensorArg dv) {
+  return guarded([&] {
+    attn::scaled_dot_product_attention_backward(q.in(), k.in(), v.in(), grad_output.in(),
+                                                options.to_options(mask), dq.out(), dk.out(),
+                                                dv.out());
+  });
+}
+
+// dWq [h, dq], dWk [h, dk], dwv [h]: heap buffers JS allocated.
+std::string additiveAttentionBackward(TensorArg q, TensorArg k, TensorArg v, ScoreParamsArg params,
+                                      TensorArg grad_output, MaskArg mask, AttentionArg options,
+                                      TensorArg dq, TensorArg dk, TensorArg dv, uintptr_t dWq,
+                                      uintptr_t dWk, uintptr_t dwv) {
+  return guarded([&] {
+    const auto gradients = attn::additive_attention_backward(
+        copy_in(q), copy_in(k), copy_in(v), params.to_params(q.cols, k.cols), copy_in(grad_output),
+        options.to_options(mask));
+    copy_out(gradients.dq.data, dq.data);
+    copy_out(gradients.dk.data, dk.data);
+    copy_out(gradients.dv.data, dv.data);
+    copy_out(gradients.dparams.Wq, {dWq, 1, params.hidden, q.cols});
+    copy_out(gradients.dparams.Wk, {dWk, 1, params.hidden, k.cols});
+    std::copy(gradients.dparams.wv.data(), gradients.dparams.wv.data() + params.hidden,
+              reinterpret_cast<float*>(dwv));
+  });
+}
+
 std::string positionalEncoding(int n, int d, uintptr_t out) {
   return guarded([&] {
     const attn::Matrix encoding = attn::positional_encoding(n, d);
@@ -210,6 +252,27 @@ class MultiHeadHandle {
     return guarded([&] { mha_->reset_parameters(static_cast<uint64_t>(seed)); });
   }
 
+  // Every parameter, in the order parameterSpecs() lists, back to back from `out`.
+  std::string stateDict(uintptr_t out) const {
+    return guarded([&] { copy_entries(mha_->state_dict(), out); });
+  }
+
+  // d_parameters go to `grad_parameters` as stateDict() lays parameters out.
+  std::string backward(TensorArg query, TensorArg key, TensorArg value, TensorArg grad_output,
+                       MaskArg mask, TensorArg d_query, TensorArg d_key, TensorArg d_value,
+                       uintptr_t grad_parameters) const {
+    return guarded([&] {
+      attn::MultiHeadForwardOptions options;
+      options.mask = mask.to_mask();
+      const auto gradients = mha_->backward(copy_in(query), copy_in(key), copy_in(value),
+                                            copy_in(grad_output), options);
+      copy_out(gradients.d_query.data, d_query.data);
+      copy_out(gradients.d_key.data, d_key.data);
+      copy_out(gradients.d_value.data, d_value.data);
+      copy_entries(gradients.d_parameters, grad_parameters);
+    });
+  }
+
   std::string forward(TensorArg query, TensorArg key, TensorArg value, MaskArg mask,
                       bool average_weights, TensorArg out, TensorArg weights) const {
     return guarded([&] {
@@ -223,6 +286,11 @@ class MultiHeadHandle {
   }
 
  private:
+  static void copy_entries(const std::vector<attn::NamedTensor>& entries, uintptr_t out) {
+    auto* next = reinterpret_cast<float*>(out);
+    for (const auto& entry : entries) next = std::copy(entry.data.begin(), entry.data.end(), next);
+  }
+
   std::optional<attn::MultiHeadAttention> mha_;
 };
 
@@ -265,11 +333,15 @@ EMSCRIPTEN_BINDINGS(attention) {
   function("scaledDotProductAttention", &scaledDotProductAttention);
   function("additiveAttention", &additiveAttention);
   function("positionalEncoding", &positionalEncoding);
+  function("scaledDotProductAttentionBackward", &scaledDotProductAttentionBackward);
+  function("additiveAttentionBackward", &additiveAttentionBackward);
   class_<MultiHeadHandle>("MultiHeadAttention")
       .constructor<>()
       .function("init", &MultiHeadHandle::init)
       .function("parameterSpecs", &MultiHeadHandle::parameterSpecs)
       .function("setParameter", &MultiHeadHandle::setParameter)
       .function("resetParameters", &MultiHeadHandle::resetParameters)
-      .function("forward", &MultiHeadHandle::forward);
+      .function("forward", &MultiHeadHandle::forward)
+      .function("backward", &MultiHeadHandle::backward)
+      .function("stateDict", &MultiHeadHandle::stateDict);
 }

@@ -14,6 +14,15 @@ using ScoreFiller = std::function<void(Index matrix, MatrixMap scores)>;
 
 void check_attention_options(const AttentionOptions& options);
 
+// The checks every attention function shares once q and k are known to fit together: values,
+// outputs, options and the mask against scores [B, nq, nk].
+void check_pooling_arguments(ConstBatch q, ConstBatch k, ConstBatch v,
+                             const AttentionOptions& options, MutableBatch output,
+                             const MutableBatch* weights);
+
+// options.scale, or 1/sqrt(d) (1 for d = 0).
+float default_scale(const AttentionOptions& options, Index d);
+
 // v [batch * batch_heads, nk, dv] -> output [batch * batch_heads, nq, dv]; weights (optional)
 // [batch * batch_heads, nq, nk] receive the attention distribution before dropout.
 // The mask must already be validated against (batch, nq, nk, batch_heads).

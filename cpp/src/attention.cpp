@@ -8,6 +8,7 @@
 #include "fused_attention.hpp"
 #include "gemm.hpp"
 #include "row_kernels.hpp"
+#include "row_mask.hpp"
 
 namespace attn {
 
@@ -25,11 +26,11 @@ void detail::attend(const ScoreFiller& fill_scores, ConstBatch v, const Attentio
   const Index nq = output.rows, nk = v.rows;
   const Index batch = output.batch / batch_heads;
   Matrix scratch(nq, nk);
-  DropoutStream dropout(options.dropout, options.seed);
+  const Dropout dropout(options.dropout, options.seed);
   for (Index s = 0; s < output.batch; ++s) {
     MatrixMap scores = weights ? (*weights)[s] : MatrixMap(scratch.data(), nq, nk);
     fill_scores(s, scores);
-    mask_matrix(scores, options.mask, s, batch, batch_heads);
+    mask_matrix(scores, {options.mask, s, batch, batch_heads});
     for (Index i = 0; i < nq; ++i) f32_softmax_row(scores.data() + i * nk, nk);
 
     auto out = output[s];
@@ -37,7 +38,7 @@ void detail::attend(const ScoreFiller& fill_scores, ConstBatch v, const Attentio
       // The weights handed back stay the pre-dropout distribution; only the pooling sees drops.
       if (weights) scratch = scores;
       MatrixMap dropped(scratch.data(), nq, nk);
-      dropout.apply(dropped);
+      dropout.apply(dropped.data(), dropped.size(), static_cast<uint64_t>(s * nq * nk));
       out = detail::matmul(dropped, v[s]);
     } else {
       out = detail::matmul(scores, v[s]);
@@ -45,32 +46,27 @@ void detail::attend(const ScoreFiller& fill_scores, ConstBatch v, const Attentio
   }
 }
 
-namespace {
-
-// The checks both attention functions share once q and k are known to fit together: values,
-// outputs, options and mask against scores [B, nq, nk].
-void check_pooling_arguments(ConstBatch q, ConstBatch k, ConstBatch v,
-                             const AttentionOptions& options, MutableBatch output,
-                             const MutableBatch* weights) {
-  detail::require_shape("v", {q.batch, k.rows, -1}, detail::shape_of(v));
-  detail::require_shape("output", {q.batch, q.rows, v.cols}, detail::shape_of(output));
-  if (weights) {
-    detail::require_shape("weights", {q.batch, q.rows, k.rows}, detail::shape_of(*weights));
-  }
-  detail::check_attention_options(options);
+void detail::check_pooling_arguments(ConstBatch q, ConstBatch k, ConstBatch v,
+                                     const AttentionOptions& options, MutableBatch output,
+                                     const MutableBatch* weights) {
+  require_shape("v", {q.batch, k.rows, -1}, shape_of(v));
+  require_shape("output", {q.batch, q.rows, v.cols}, shape_of(output));
+  if (weights) require_shape("weights", {q.batch, q.rows, k.rows}, shape_of(*weights));
+  check_attention_options(options);
   validate_mask(options.mask, q.batch, q.rows, k.rows);
 }
 
-}  // namespace
+float detail::default_scale(const AttentionOptions& options, Index d) {
+  return options.scale.value_or(d > 0 ? 1.0f / std::sqrt(static_cast<float>(d)) : 1.0f);
+}
 
 void scaled_dot_product_attention(ConstBatch q, ConstBatch k, ConstBatch v,
                                   const AttentionOptions& options, MutableBatch output,
                                   const MutableBatch* weights) {
   detail::require_shape("k", {q.batch, -1, q.cols}, detail::shape_of(k));
-  check_pooling_arguments(q, k, v, options, output, weights);
+  detail::check_pooling_arguments(q, k, v, options, output, weights);
 
-  const float scale =
-      options.scale.value_or(q.cols > 0 ? 1.0f / std::sqrt(static_cast<float>(q.cols)) : 1.0f);
+  const float scale = detail::default_scale(options, q.cols);
   if (options.dropout == 0.0f) {
     detail::attention_fused(q, k, v, scale, options.mask, 1, output, weights);
     return;
@@ -86,7 +82,7 @@ void additive_attention(ConstBatch q, ConstBatch k, ConstBatch v, const ScorePar
                         const AttentionOptions& options, MutableBatch output,
                         const MutableBatch* weights) {
   detail::check_score_arguments(ScoreFunction::Additive, q, k, params);
-  check_pooling_arguments(q, k, v, options, output, weights);
+  detail::check_pooling_arguments(q, k, v, options, output, weights);
 
   auto fill = [&](Index s, MatrixMap scores) {
     detail::score_matrix(ScoreFunction::Additive, q[s], k[s], params, scores);

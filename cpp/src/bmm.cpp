@@ -19,4 +19,15 @@ Tensor3 bmm(const Tensor3& a, const Tensor3& b) {
   return out;
 }
 
+BmmGradients bmm_backward(const Tensor3& a, const Tensor3& b, const Tensor3& dc) {
+  detail::require_shape("b", {a.batch, a.cols, -1}, {b.batch, b.rows, b.cols});
+  detail::require_shape("dc", {a.batch, a.rows, b.cols}, {dc.batch, dc.rows, dc.cols});
+  BmmGradients gradients{Tensor3(a.batch, a.rows, a.cols), Tensor3(b.batch, b.rows, b.cols)};
+  for (Index i = 0; i < a.batch; ++i) {
+    gradients.da.view()[i] = detail::matmul_transposed(dc.view()[i], b.view()[i]);
+    gradients.db.view()[i] = detail::matmul(a.view()[i].transpose(), dc.view()[i]);
+  }
+  return gradients;
+}
+
 }  // namespace attn

@@ -8,6 +8,7 @@
 
 #include "gemm.hpp"
 #include "row_kernels.hpp"
+#include "row_mask.hpp"
 #include "simd/f32x4.hpp"
 
 namespace attn::detail {
@@ -53,37 +54,60 @@ void score_block(const float* q0, const float* q1, const float* packed, Index d,
 // out = alpha * out + P (2 x len) * V (len x dv) for the two rows, V as packed panels of 16
 // columns (each [nk][16]) starting at key j0.
 void pool_block(const float* p0, const float* p1, const float* packed_v, Index nk, Index j0,
-                Index len, Index dv, float alpha0, float alpha1, float* out0, float* out1) {
-  const F32x4 a0 = simd::splat(alpha0), a1 = simd::splat(alpha1);
+                Index len, Index dv, const float (&alpha)[2], float* out0, float* out1) {
   for (Index c = 0; c < dv; c += kTile) {
     F32x4 acc0[4], acc1[4];
     f32_gemm_2xN4<4>(p0, p1, packed_v + c * nk + j0 * kTile, len, kTile, acc0, acc1);
-    if (c + kTile <= dv) {
-      for (int n = 0; n < 4; ++n) {
-        simd::store(out0 + c + 4 * n, a0 * simd::load(out0 + c + 4 * n) + acc0[n]);
-        simd::store(out1 + c + 4 * n, a1 * simd::load(out1 + c + 4 * n) + acc1[n]);
-      }
-      continue;
-    }
-    alignas(16) float rows[2][kTile];
-    for (int n = 0; n < 4; ++n) {
-      simd::store(rows[0] + 4 * n, acc0[n]);
-      simd::store(rows[1] + 4 * n, acc1[n]);
-    }
-    for (Index j = c; j < dv; ++j) {
-      out0[j] = alpha0 * out0[j] + rows[0][j - c];
-      out1[j] = alpha1 * out1[j] + rows[1][j - c];
-    }
+    const Index columns = std::min(kTile, dv - c);
+    store_row_tile(out0 + c, acc0, columns, &alpha[0]);
+    store_row_tile(out1 + c, acc1, columns, &alpha[1]);
   }
+}
+
+// One online-softmax step for one row (the form that sees the keys a block at a time): folds the
+// block's scores into the row's running max and sum, turns them into exp(s - new max) in place,
+// and returns the factor by which what was pooled so far must be rescaled.
+float online_softmax_step(float* scores, Index len, float block_max, bool first_block,
+                          float& running_max, float& running_sum) {
+  const float new_max = simd::nan_max(running_max, block_max);
+  // 0 on the first block (exp(-inf)); a row with no finite score stays NaN, as PyTorch. Once a
+  // row's max has settled most blocks leave it unchanged: skip exp's call then.
+  const float alpha = first_block              ? 0.0f
+                      : new_max == running_max ? 1.0f
+                                               : std::exp(running_max - new_max);
+  // A max of -inf means no visible key yet (fill -inf), where exp(s - max) would be NaN (if max
+  // is -inf, don't compute -inf - -inf): such a block contributes nothing. A row that never
+  // meets a finite score keeps sum 0 and ends NaN (0 / 0), as PyTorch.
+  float block_sum = 0.0f;
+  if (new_max == kNegInf) {
+    std::fill(scores, scores + len, 0.0f);
+  } else {
+    block_sum = f32_exp_shifted_sum(scores, len, new_max);
+  }
+  running_sum = alpha * running_sum + block_sum;
+  running_max = new_max;
+  return alpha;
+}
+
+// weights[j] = p[j] / sum: a row's normalised weights, once its sum is final.
+void write_weights(const float* p, Index nk, float sum, float* weights) {
+  const float inverse = 1.0f / sum;
+  for (Index j = 0; j < nk; ++j) weights[j] = p[j] * inverse;
 }
 
 }  // namespace
 
 void f32_attention_fused(const float* q, const float* k, const float* v, Index nq, Index nk,
                          Index d, Index dv, float scale, const MaskContext& mask, float* out,
-                         float* weights) {
+                         float* weights, const RowStats* stats) {
   std::fill(out, out + nq * dv, 0.0f);
-  if (nk == 0) return;  // no keys: the empty sum, as the unfused path gives
+  if (nk == 0) {  // no keys: the empty sum, as the unfused path gives
+    if (stats) {
+      std::fill(stats->max, stats->max + nq, kNegInf);
+      std::fill(stats->sum, stats->sum + nq, 0.0f);
+    }
+    return;
+  }
   // With weights requested, one key block spans the whole row: its max is then final, and the
   // normalised exponentials are the weights. Otherwise key blocks small enough that a packed K
   // block and its V block stay in L1/L2 while a block of queries passes over them.
@@ -100,8 +124,7 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
   std::vector<float> row_sum(static_cast<size_t>(nq + 1), 0.0f);
   std::vector<float> spare_row(static_cast<size_t>(dv), 0.0f);
   const bool masked = !mask.mask.empty();
-  float* s0 = scores.data();
-  float* s1 = scores.data() + key_block;
+  float* rows[2] = {scores.data(), scores.data() + key_block};
 
   for (Index query_start = 0; query_start < nq; query_start += kBlockQueries) {
     const Index query_end = std::min(nq, query_start + kBlockQueries);
@@ -109,51 +132,27 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
       const Index len = std::min(key_block, nk - j0);
       for (Index i0 = query_start; i0 < query_end; i0 += 2) {
         const Index r1 = i0 + 1 < query_end ? i0 + 1 : nq;  // nq: the spare twin
-        const Index i1 = r1 == nq ? i0 : r1;                // the query row it computes
-        float* out0 = out + i0 * dv;
+        const Index query[2] = {i0, r1 == nq ? i0 : r1};    // the query rows computed
+        const Index state[2] = {i0, r1};                    // where their running state lives
         float* out1 = r1 == nq ? spare_row.data() : out + r1 * dv;
         float block_max[2];
-        score_block(q + i0 * d, q + i1 * d, packed.get() + j0 * d, d, len, s0, s1, block_max);
-        if (masked) {
-          mask_row_segment(s0, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i0, j0,
-                           len);
-          mask_row_segment(s1, mask.mask, nq, nk, mask.matrix, mask.batch, mask.batch_heads, i1, j0,
-                           len);
-          block_max[0] = f32_row_max(s0, len);
-          block_max[1] = f32_row_max(s1, len);
-        }
+        score_block(q + query[0] * d, q + query[1] * d, packed.get() + j0 * d, d, len, rows[0],
+                    rows[1], block_max);
         float alpha[2];
-        float* rows[2] = {s0, s1};
-        const Index state[2] = {i0, r1};
         for (int r = 0; r < 2; ++r) {
-          float& running_max = row_max[static_cast<size_t>(state[r])];
-          float& running_sum = row_sum[static_cast<size_t>(state[r])];
-          const float new_max = simd::nan_max(running_max, block_max[r]);
-          // 0 on the first block (exp(-inf)); a row with no finite score stays NaN, as PyTorch.
-          // Once a row's max has settled most blocks leave it unchanged: skip exp's call then.
-          alpha[r] = j0 == 0                  ? 0.0f
-                     : new_max == running_max ? 1.0f
-                                              : std::exp(running_max - new_max);
-          // A max of -inf means no visible key yet (fill -inf), where exp(s - max) would be NaN:
-          // such a block contributes nothing. A row that never meets one keeps sum 0 and ends
-          // NaN (0 / 0), as PyTorch.
-          float block_sum = 0.0f;
-          if (new_max == kNegInf) {
-            std::fill(rows[r], rows[r] + len, 0.0f);
-          } else {
-            block_sum = f32_exp_shifted_sum(rows[r], len, new_max);
+          if (masked) {
+            RowMask(mask, nq, nk, query[r]).apply(rows[r], j0, len);
+            block_max[r] = f32_row_max(rows[r], len);
           }
-          running_sum = alpha[r] * running_sum + block_sum;
-          running_max = new_max;
+          alpha[r] = online_softmax_step(rows[r], len, block_max[r], j0 == 0,
+                                         row_max[static_cast<size_t>(state[r])],
+                                         row_sum[static_cast<size_t>(state[r])]);
         }
-        pool_block(s0, s1, packed_v.get(), nk, j0, len, dv, alpha[0], alpha[1], out0, out1);
+        pool_block(rows[0], rows[1], packed_v.get(), nk, j0, len, dv, alpha, out + i0 * dv, out1);
         if (weights) {  // one block: the sums are final
-          const float inverse0 = 1.0f / row_sum[static_cast<size_t>(i0)];
-          for (Index j = 0; j < nk; ++j) weights[i0 * nk + j] = s0[j] * inverse0;
-          if (r1 != nq) {
-            const float inverse1 = 1.0f / row_sum[static_cast<size_t>(r1)];
-            for (Index j = 0; j < nk; ++j) weights[r1 * nk + j] = s1[j] * inverse1;
-          }
+          write_weights(rows[0], nk, row_sum[static_cast<size_t>(i0)], weights + i0 * nk);
+          if (r1 != nq)
+            write_weights(rows[1], nk, row_sum[static_cast<size_t>(r1)], weights + r1 * nk);
         }
       }
     }
@@ -165,6 +164,10 @@ void f32_attention_fused(const float* q, const float* k, const float* v, Index n
     row_max[static_cast<size_t>(nq)] = kNegInf;
     row_sum[static_cast<size_t>(nq)] = 0.0f;
   }
+  if (stats) {
+    std::copy(row_max.begin(), row_max.end() - 1, stats->max);
+    std::copy(row_sum.begin(), row_sum.end() - 1, stats->sum);
+  }
 }
 
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
@@ -173,7 +176,8 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
   for (Index s = 0; s < q.batch; ++s) {
     const MaskContext context{mask, s, batch, batch_heads};
     f32_attention_fused(q[s].data(), k[s].data(), v[s].data(), q.rows, k.rows, q.cols, v.cols,
-                        scale, context, output[s].data(), weights ? (*weights)[s].data() : nullptr);
+                        scale, context, output[s].data(), weights ? (*weights)[s].data() : nullptr,
+                        nullptr);
   }
 }
 

@@ -6,25 +6,41 @@
 
 #include "attn/mask.hpp"
 #include "attn/tensor.hpp"
+#include "dropout.hpp"
+#include "row_mask.hpp"
 
 namespace attn::detail {
 
-// Which score matrix of a batch is being computed, for the mask lookups.
-struct MaskContext {
-  const Mask& mask;
-  Index matrix;
-  Index batch;
-  Index batch_heads;
+// A row's softmax statistics after the forward pass: its max score and the sum of
+// exp(score - max), so that the backward recreates each weight as exp(s - max) / sum exactly as
+// the forward computed it (one log-sum-exp would lose the fill of a fully masked row to float
+// rounding near -1e6).
+struct RowStats {
+  float* max;
+  float* sum;
 };
 
 // One score matrix: q [nq, d], k [nk, d], v [nk, dv] (row-major) -> out [nq, dv], and, when
-// weights is non-null, the softmax weights [nq, nk]. The mask must already be validated.
+// weights is non-null, the softmax weights [nq, nk]; when stats is non-null, each row's
+// statistics (nq entries each). The mask must already be validated.
 void f32_attention_fused(const float* q, const float* k, const float* v, Index nq, Index nk,
                          Index d, Index dv, float scale, const MaskContext& mask, float* out,
-                         float* weights);
+                         float* weights, const RowStats* stats);
 
 // The batched form: every matrix s of q/k/v [batch * batch_heads, n, d] in turn.
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
                      Index batch_heads, MutableBatch output, const MutableBatch* weights);
+
+// Gradients of sum(output * grad_output) with respect to q, k and v (flash-style, as in
+// FlashAttention-2): the forward pass is run again for each row's statistics, then key blocks
+// meet query blocks tile by tile, recreating the weights from the statistics; no [nq, nk] matrix
+// exists and the extra memory is O((nq + nk) d). Tiles wholly hidden by valid lengths or
+// causality (whose weights are exactly 0) are skipped. `dropout` is the forward's, regenerated
+// per weight; `output`, when non-null, receives the forward output (multi-head attention needs
+// it). Shapes as in attention_fused; dq, dk, dv shaped like q, k, v.
+void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
+                              float scale, const Mask& mask, Index batch_heads,
+                              const Dropout& dropout, MutableBatch dq, MutableBatch dk,
+                              MutableBatch dv, const MutableBatch* output);
 
 }  // namespace attn::detail

@@ -40,37 +40,31 @@ void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transpose
   }
 }
 
-void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* packed, Index n,
-                     float* c, Index ldc) {
+void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
+                     Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
   const Index panels = round_up(n, kPanel) / kPanel;
+  const float one = 1.0f;
+  const float* alpha = accumulate ? &one : nullptr;
   for (Index block = 0; block < panels; block += kPanelsPerBlock) {
     const Index block_end = std::min(panels, block + kPanelsPerBlock);
     for (Index i0 = 0; i0 < m; i0 += 2) {
       const Index i1 = std::min(i0 + 1, m - 1);  // an odd last row pairs with itself
       for (Index p = block; p < block_end; ++p) {
         F32x4 c0[4], c1[4];
-        f32_gemm_2xN4<4>(a + i0 * lda, a + i1 * lda, packed + p * kPanel * k, k, kPanel, c0, c1);
-        float* row0 = c + i0 * ldc + p * kPanel;
-        float* row1 = c + i1 * ldc + p * kPanel;
+        f32_gemm_2xN4<4>(a + i0 * lda, a + i1 * lda, packed + p * panel_stride, depth, kPanel, c0,
+                         c1);
         const Index columns = std::min(kPanel, n - p * kPanel);
-        if (columns == kPanel) {
-          // i1 == i0 for an odd last row: both stores write the same values.
-          for (int v = 0; v < 4; ++v) {
-            simd::store(row0 + 4 * v, c0[v]);
-            simd::store(row1 + 4 * v, c1[v]);
-          }
-          continue;
-        }
-        alignas(16) float rows[2][kPanel];
-        for (int v = 0; v < 4; ++v) {
-          simd::store(rows[0] + 4 * v, c0[v]);
-          simd::store(rows[1] + 4 * v, c1[v]);
-        }
-        std::copy(rows[0], rows[0] + columns, row0);
-        if (i1 != i0) std::copy(rows[1], rows[1] + columns, row1);
+        store_row_tile(c + i0 * ldc + p * kPanel, c0, columns, alpha);
+        // The odd last row's twin must not be stored twice (it would accumulate twice).
+        if (i1 != i0) store_row_tile(c + i1 * ldc + p * kPanel, c1, columns, alpha);
       }
     }
   }
+}
+
+void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* packed, Index n,
+                     float* c, Index ldc) {
+  f32_gemm_panels(a, lda, m, k, packed, kPanel * k, n, c, ldc);
 }
 
 namespace {

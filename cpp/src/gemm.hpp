@@ -34,12 +34,38 @@ inline void f32_gemm_2xN4(const float* a0, const float* a1, const float* b, Inde
   }
 }
 
+// Writes one row of a 2x16 accumulator tile: out[0, columns) = acc, or alpha * out + acc when
+// `alpha` is given (1 accumulates; the online softmax passes its rescaling factor). A partial
+// tile (columns < 16) goes through a local row, so nothing past `columns` is read or written.
+inline void store_row_tile(float* out, const simd::F32x4 (&acc)[4], Index columns,
+                           const float* alpha = nullptr) {
+  if (columns == kPanel) {
+    for (int v = 0; v < 4; ++v) {
+      const simd::F32x4 old =
+          alpha ? simd::splat(*alpha) * simd::load(out + 4 * v) : simd::splat(0.0f);
+      simd::store(out + 4 * v, alpha ? old + acc[v] : acc[v]);
+    }
+    return;
+  }
+  alignas(16) float row[kPanel];
+  for (int v = 0; v < 4; ++v) simd::store(row + 4 * v, acc[v]);
+  for (Index j = 0; j < columns; ++j) out[j] = alpha ? *alpha * out[j] + row[j] : row[j];
+}
+
 // Packs the [k, n] operand B, times `scale`, as panels of 16 columns, each [k][16] and
 // zero-padded past n, so that the micro-kernel reads 16 columns' t-th entries as 4 contiguous
 // vectors. B is read row-major with row stride ldb: as [k, n] or, when `transposed`, as [n, k]
 // (a weight in nn.Linear layout, or keys).
 void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed,
                      float scale = 1.0f);
+
+// C [m, n] (row stride ldc) = A [m, depth] (row stride lda) * B, or C += A * B when
+// `accumulate`. B is given as panels of 16 columns: row t of panel p at
+// packed[p * panel_stride + t * kPanel]. A panel_stride above depth * kPanel reads a run of rows
+// of a taller packed operand: offset `packed` by first_row * kPanel to start there (a key block
+// of packed K, a query block of packed Q).
+void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
+                     Index panel_stride, Index n, float* c, Index ldc, bool accumulate = false);
 
 // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B given as packed panels.
 void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* packed, Index n,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "checks.hpp"
+#include "row_mask.hpp"
 
 namespace attn {
 
@@ -44,43 +45,11 @@ void validate_mask(const Mask& mask, Index batch, Index nq, Index nk, Index batc
   if (std::isnan(mask.fill)) detail::fail("fill", "a number or -Infinity", "NaN");
 }
 
-void detail::mask_row_segment(float* scores, const Mask& mask, Index nq, Index nk, Index matrix,
-                              Index batch, Index batch_heads, Index i, Index j0, Index count) {
-  const Index b = matrix / batch_heads;
-  const Index row = (mask.bool_mask_batch == 1 ? 0 : matrix * nq) + i;
-  const uint8_t* bool_row = mask.bool_mask ? mask.bool_mask + row * nk : nullptr;
-  const Index additive_row = (mask.additive_batch == 1 ? 0 : matrix * nq) + i;
-  const float* add_row = mask.additive ? mask.additive + additive_row * nk : nullptr;
-  const uint8_t* padding = mask.key_padding ? mask.key_padding + b * nk : nullptr;
-  Index visible = nk;
-  if (!mask.valid_lens.empty()) {
-    // validate_mask admits one length per batch row or one per query.
-    const bool per_query = static_cast<Index>(mask.valid_lens.size()) != batch;
-    visible = mask.valid_lens[static_cast<size_t>(per_query ? b * nq + i : b)];
-  }
-  if (mask.causal) visible = std::min(visible, i + 1);
-  for (Index c = 0; c < count; ++c) {
-    const Index j = j0 + c;
-    float& value = scores[c];
-    if (add_row) value += add_row[j];
-    if (j >= visible || (bool_row && bool_row[j]) || (padding && padding[j])) value = mask.fill;
-  }
-}
-
-void detail::mask_matrix(MatrixMap scores, const Mask& mask, Index matrix, Index batch,
-                         Index batch_heads) {
-  if (mask.empty()) return;
-  for (Index i = 0; i < scores.rows(); ++i) {
-    mask_row_segment(scores.data() + i * scores.cols(), mask, scores.rows(), scores.cols(), matrix,
-                     batch, batch_heads, i, 0, scores.cols());
-  }
-}
-
 void apply_mask(MutableBatch scores, const Mask& mask, Index batch_heads) {
   if (mask.empty()) return;
   const Index batch = scores.batch / batch_heads;
   for (Index s = 0; s < scores.batch; ++s) {
-    detail::mask_matrix(scores[s], mask, s, batch, batch_heads);
+    detail::mask_matrix(scores[s], {mask, s, batch, batch_heads});
   }
 }
 

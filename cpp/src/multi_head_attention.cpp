@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "attn/linear.hpp"
 #include "checks.hpp"
 #include "fused_attention.hpp"
 #include "gemm.hpp"
@@ -12,13 +13,18 @@ namespace attn {
 
 namespace {
 
-// A weight [out, in] drawn from U(-bound, bound), packed for the GEMM.
-std::vector<float> uniform_weight(Index out, Index in, float bound, detail::RandomStream& random) {
+ProjectionWeight projection(Matrix weight) {
+  std::vector<float> panels = detail::pack_transposed(weight);
+  return {std::move(weight), std::move(panels)};
+}
+
+// A weight [out, in] drawn from U(-bound, bound).
+ProjectionWeight uniform_weight(Index out, Index in, float bound, detail::RandomStream& random) {
   Matrix weight(out, in);
   for (Index i = 0; i < weight.size(); ++i) {
     weight.data()[i] = (2.0f * random.next_uniform() - 1.0f) * bound;
   }
-  return detail::pack_transposed(weight);
+  return projection(std::move(weight));
 }
 
 float xavier_bound(Index fan_in, Index fan_out) {
@@ -26,9 +32,10 @@ float xavier_bound(Index fan_in, Index fan_out) {
 }
 
 // x [B, n, in] -> x W^T + b as [B * n, out], W packed.
-Matrix project(ConstBatch x, const std::vector<float>& weight, const Vector& bias) {
-  const ConstMatrixMap rows(x.data, x.batch * x.rows, x.cols);
-  Matrix projected = detail::matmul_transposed_packed(rows, weight, bias.size());
+ConstMatrixMap rows_of(ConstBatch x) { return {x.data, x.batch * x.rows, x.cols}; }
+
+Matrix project(ConstBatch x, const ProjectionWeight& weight, const Vector& bias) {
+  Matrix projected = detail::matmul_transposed_packed(rows_of(x), weight.panels, bias.size());
   projected.rowwise() += bias.transpose();
   return projected;
 }
@@ -113,21 +120,21 @@ void MultiHeadAttention::set_parameter(std::string_view name, const float* data,
     const Index e = config_.embed_dim;
     if (name == "in_proj_weight") {
       const ConstMatrixMap packed_weight(data, 3 * e, e);
-      w_q_ = detail::pack_transposed(packed_weight.topRows(e));
-      w_k_ = detail::pack_transposed(packed_weight.middleRows(e, e));
-      w_v_ = detail::pack_transposed(packed_weight.bottomRows(e));
+      w_q_ = projection(packed_weight.topRows(e));
+      w_k_ = projection(packed_weight.middleRows(e, e));
+      w_v_ = projection(packed_weight.bottomRows(e));
     } else if (name == "q_proj_weight") {
-      w_q_ = detail::pack_transposed(ConstMatrixMap(data, e, e));
+      w_q_ = projection(ConstMatrixMap(data, e, e));
     } else if (name == "k_proj_weight") {
-      w_k_ = detail::pack_transposed(ConstMatrixMap(data, e, config_.kdim));
+      w_k_ = projection(ConstMatrixMap(data, e, config_.kdim));
     } else if (name == "v_proj_weight") {
-      w_v_ = detail::pack_transposed(ConstMatrixMap(data, e, config_.vdim));
+      w_v_ = projection(ConstMatrixMap(data, e, config_.vdim));
     } else if (name == "in_proj_bias") {
       b_q_ = Eigen::Map<const Vector>(data, e);
       b_k_ = Eigen::Map<const Vector>(data + e, e);
       b_v_ = Eigen::Map<const Vector>(data + 2 * e, e);
     } else if (name == "out_proj.weight") {
-      w_out_ = detail::pack_transposed(ConstMatrixMap(data, e, e));
+      w_out_ = projection(ConstMatrixMap(data, e, e));
     } else if (name == "out_proj.bias") {
       b_out_ = Eigen::Map<const Vector>(data, e);
     }
@@ -142,7 +149,7 @@ void MultiHeadAttention::reset_parameters(uint64_t seed) {
   if (packed()) {
     // PyTorch initialises the packed [3E, E] matrix as one, so its fan_out is 3E.
     const float bound = xavier_bound(e, 3 * e);
-    for (std::vector<float>* weight : {&w_q_, &w_k_, &w_v_}) {
+    for (ProjectionWeight* weight : {&w_q_, &w_k_, &w_v_}) {
       *weight = uniform_weight(e, e, bound, random);
     }
   } else {
@@ -154,20 +161,63 @@ void MultiHeadAttention::reset_parameters(uint64_t seed) {
   for (Vector* bias : {&b_q_, &b_k_, &b_v_, &b_out_}) bias->setZero();
 }
 
+void MultiHeadAttention::check_forward_arguments(ConstBatch query, ConstBatch key, ConstBatch value,
+                                                 const MultiHeadForwardOptions& options) const {
+  detail::require_shape("query", {-1, -1, config_.embed_dim}, detail::shape_of(query));
+  detail::require_shape("key", {query.batch, -1, config_.kdim}, detail::shape_of(key));
+  detail::require_shape("value", {query.batch, key.rows, config_.vdim}, detail::shape_of(value));
+  validate_mask(options.mask, query.batch, query.rows, key.rows, config_.num_heads);
+}
+
+std::vector<NamedTensor> MultiHeadAttention::named(const Matrix& w_q, const Matrix& w_k,
+                                                   const Matrix& w_v, const Matrix& w_out,
+                                                   const Vector& b_q, const Vector& b_k,
+                                                   const Vector& b_v, const Vector& b_out) const {
+  const auto flat = [](std::initializer_list<const float*> begins,
+                       std::initializer_list<Index> sizes) {
+    std::vector<float> data;
+    auto size = sizes.begin();
+    for (const float* begin : begins) data.insert(data.end(), begin, begin + *size++);
+    return data;
+  };
+  std::vector<NamedTensor> named;
+  for (const ParameterSpec& spec : parameters()) {
+    std::vector<float> data;
+    if (spec.name == "in_proj_weight") {
+      data = flat({w_q.data(), w_k.data(), w_v.data()}, {w_q.size(), w_k.size(), w_v.size()});
+    } else if (spec.name == "q_proj_weight") {
+      data = flat({w_q.data()}, {w_q.size()});
+    } else if (spec.name == "k_proj_weight") {
+      data = flat({w_k.data()}, {w_k.size()});
+    } else if (spec.name == "v_proj_weight") {
+      data = flat({w_v.data()}, {w_v.size()});
+    } else if (spec.name == "in_proj_bias") {
+      data = flat({b_q.data(), b_k.data(), b_v.data()}, {b_q.size(), b_k.size(), b_v.size()});
+    } else if (spec.name == "out_proj.weight") {
+      data = flat({w_out.data()}, {w_out.size()});
+    } else {  // out_proj.bias
+      data = flat({b_out.data()}, {b_out.size()});
+    }
+    named.push_back({spec.name, spec.shape, std::move(data)});
+  }
+  return named;
+}
+
+std::vector<NamedTensor> MultiHeadAttention::state_dict() const {
+  return named(w_q_.weight, w_k_.weight, w_v_.weight, w_out_.weight, b_q_, b_k_, b_v_, b_out_);
+}
+
 void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch value,
                                  const MultiHeadForwardOptions& options, MutableBatch output,
                                  const MutableBatch* weights) const {
   const Index e = config_.embed_dim, heads = config_.num_heads;
   const Index batch = query.batch, nq = query.rows, nk = key.rows;
-  detail::require_shape("query", {-1, -1, e}, detail::shape_of(query));
-  detail::require_shape("key", {batch, -1, config_.kdim}, detail::shape_of(key));
-  detail::require_shape("value", {batch, nk, config_.vdim}, detail::shape_of(value));
+  check_forward_arguments(query, key, value, options);
   detail::require_shape("output", {batch, nq, e}, detail::shape_of(output));
   if (weights) {
     const Index weight_batch = options.average_attn_weights ? batch : batch * heads;
     detail::require_shape("weights", {weight_batch, nq, nk}, detail::shape_of(*weights));
   }
-  validate_mask(options.mask, batch, nq, nk, heads);
 
   const Matrix q = split_heads(project(query, w_q_, b_q_), batch, nq, heads);
   const Matrix k = split_heads(project(key, w_k_, b_k_), batch, nk, heads);
@@ -183,7 +233,8 @@ void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch va
                           head_output_batch, weights ? &head_weight_batch : nullptr);
 
   MatrixMap out(output.data, batch * nq, e);
-  out = detail::matmul_transposed_packed(merge_heads(head_outputs, batch, nq, heads), w_out_, e);
+  out = detail::matmul_transposed_packed(merge_heads(head_outputs, batch, nq, heads), w_out_.panels,
+                                         e);
   out.rowwise() += b_out_.transpose();
 
   if (!weights) return;
@@ -197,6 +248,55 @@ void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch va
     for (Index h = 0; h < heads; ++h) mean += head_weight_batch[b * heads + h];
     mean /= static_cast<float>(heads);
   }
+}
+
+// The forward's chain run backwards: out_proj, the heads' attention (flash-style, which also
+// gives back the heads' outputs that out_proj's weight gradient needs), then the three input
+// projections, each an nn.Linear backward.
+MultiHeadGradients MultiHeadAttention::backward(const Tensor3& query, const Tensor3& key,
+                                                const Tensor3& value, const Tensor3& grad_output,
+                                                const MultiHeadForwardOptions& options) const {
+  const Index e = config_.embed_dim, heads = config_.num_heads, hd = head_dim();
+  const Index batch = query.batch, nq = query.rows, nk = key.rows;
+  check_forward_arguments(query.view(), key.view(), value.view(), options);
+  detail::require_shape("grad_output", {batch, nq, e},
+                        {grad_output.batch, grad_output.rows, grad_output.cols});
+
+  const Matrix q = split_heads(project(query.view(), w_q_, b_q_), batch, nq, heads);
+  const Matrix k = split_heads(project(key.view(), w_k_, b_k_), batch, nk, heads);
+  const Matrix v = split_heads(project(value.view(), w_v_, b_v_), batch, nk, heads);
+  const ConstMatrixMap grad_out = rows_of(grad_output.view());
+  const Matrix grad_heads = split_heads(detail::matmul(grad_out, w_out_.weight), batch, nq, heads);
+
+  Matrix head_outputs(batch * heads * nq, hd), dq(batch * heads * nq, hd);
+  Matrix dk(batch * heads * nk, hd), dv(batch * heads * nk, hd);
+  const MutableBatch head_output_batch{head_outputs.data(), batch * heads, nq, hd};
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  detail::attention_fused_backward(
+      as_batch(q, batch * heads, nq), as_batch(k, batch * heads, nk),
+      as_batch(v, batch * heads, nk), as_batch(grad_heads, batch * heads, nq), scale, options.mask,
+      heads, detail::Dropout(0.0f, 0), {dq.data(), batch * heads, nq, hd},
+      {dk.data(), batch * heads, nk, hd}, {dv.data(), batch * heads, nk, hd}, &head_output_batch);
+
+  const LinearGradients out_proj =
+      linear_backward(merge_heads(head_outputs, batch, nq, heads), w_out_.weight, grad_out);
+  const LinearGradients q_proj =
+      linear_backward(rows_of(query.view()), w_q_.weight, merge_heads(dq, batch, nq, heads));
+  const LinearGradients k_proj =
+      linear_backward(rows_of(key.view()), w_k_.weight, merge_heads(dk, batch, nk, heads));
+  const LinearGradients v_proj =
+      linear_backward(rows_of(value.view()), w_v_.weight, merge_heads(dv, batch, nk, heads));
+
+  MultiHeadGradients gradients{Tensor3(batch, nq, e),
+                               Tensor3(batch, nk, config_.kdim),
+                               Tensor3(batch, nk, config_.vdim),
+                               {}};
+  MatrixMap(gradients.d_query.data.data(), batch * nq, e) = q_proj.dx;
+  MatrixMap(gradients.d_key.data.data(), batch * nk, config_.kdim) = k_proj.dx;
+  MatrixMap(gradients.d_value.data.data(), batch * nk, config_.vdim) = v_proj.dx;
+  gradients.d_parameters = named(q_proj.dweight, k_proj.dweight, v_proj.dweight, out_proj.dweight,
+                                 q_proj.dbias, k_proj.dbias, v_proj.dbias, out_proj.dbias);
+  return gradients;
 }
 
 }  // namespace attn

@@ -45,4 +45,36 @@ AttentionResult additive_attention(const Tensor3& q, const Tensor3& k, const Ten
                                    const ScoreParams& params, const AttentionOptions& options = {},
                                    bool need_weights = false);
 
+// Gradients: of sum(output * grad_output), the scalar whose gradient a caller back-propagating
+// dL/d(output) = grad_output needs. Every option of the forward is honoured with its exact
+// semantics, dropout included (the same seed regenerates the forward's mask). A masked score was
+// replaced by a constant, so it passes no gradient to q or k; with d2l's fill a fully masked row
+// still pools v uniformly, so v gets that row's gradient.
+
+// Scaled dot-product attention, flash-style: q, k, v, grad_output [B, nq, dv] -> dq, dk, dv
+// shaped like q, k, v. No [nq, nk] matrix is formed; extra memory is O((nq + nk) d).
+// Throws std::invalid_argument as the forward does, and when grad_output is not [B, nq, dv].
+void scaled_dot_product_attention_backward(ConstBatch q, ConstBatch k, ConstBatch v,
+                                           ConstBatch grad_output, const AttentionOptions& options,
+                                           MutableBatch dq, MutableBatch dk, MutableBatch dv);
+
+struct AttentionGradients {
+  Tensor3 dq, dk, dv;
+};
+AttentionGradients scaled_dot_product_attention_backward(const Tensor3& q, const Tensor3& k,
+                                                         const Tensor3& v,
+                                                         const Tensor3& grad_output,
+                                                         const AttentionOptions& options = {});
+
+// Additive attention: the gradients above and those of the parameters, dparams.Wq [h, dq],
+// dparams.Wk [h, dk], dparams.wv [h] (params.W is not used).
+struct AdditiveAttentionGradients {
+  Tensor3 dq, dk, dv;
+  ScoreParams dparams;
+};
+AdditiveAttentionGradients additive_attention_backward(const Tensor3& q, const Tensor3& k,
+                                                       const Tensor3& v, const ScoreParams& params,
+                                                       const Tensor3& grad_output,
+                                                       const AttentionOptions& options = {});
+
 }  // namespace attn

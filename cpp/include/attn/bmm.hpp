@@ -10,4 +10,11 @@ namespace attn {
 void bmm(ConstBatch a, ConstBatch b, MutableBatch out);
 Tensor3 bmm(const Tensor3& a, const Tensor3& b);
 
+// Gradients of sum(bmm(a, b) * dc): da[b] = dc[b] b[b]^T, db[b] = a[b]^T dc[b].
+// Throws std::invalid_argument when dc is not shaped like bmm(a, b).
+struct BmmGradients {
+  Tensor3 da, db;
+};
+BmmGradients bmm_backward(const Tensor3& a, const Tensor3& b, const Tensor3& dc);
+
 }  // namespace attn

@@ -49,15 +49,4 @@ void validate_mask(const Mask& mask, Index batch, Index nq, Index nk, Index batc
 // Applies the mask to scores [batch * batch_heads, nq, nk] in place (before the softmax).
 void apply_mask(MutableBatch scores, const Mask& mask, Index batch_heads = 1);
 
-namespace detail {
-// apply_mask for the one score matrix number `matrix` of batch * batch_heads, so that callers
-// can mask matrix by matrix without materialising the whole batch.
-void mask_matrix(MatrixMap scores, const Mask& mask, Index matrix, Index batch, Index batch_heads);
-
-// The same for keys j0 .. j0 + count - 1 of query row i of that matrix ([nq, nk] scores), for
-// kernels that see scores a tile at a time.
-void mask_row_segment(float* scores, const Mask& mask, Index nq, Index nk, Index matrix,
-                      Index batch, Index batch_heads, Index i, Index j0, Index count);
-}  // namespace detail
-
 }  // namespace attn

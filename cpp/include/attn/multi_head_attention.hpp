@@ -40,6 +40,28 @@ struct ParameterSpec {
   std::vector<Index> shape;
 };
 
+// A state-dict entry: a parameter (or its gradient) under its PyTorch name, row-major.
+struct NamedTensor {
+  std::string name;
+  std::vector<Index> shape;
+  std::vector<float> data;
+};
+
+// Gradients of sum(output * grad_output): with respect to the three inputs, and to every
+// parameter under the name parameters() lists. For self-attention (one tensor passed three
+// times) the gradient with respect to that tensor is d_query + d_key + d_value.
+struct MultiHeadGradients {
+  Tensor3 d_query, d_key, d_value;
+  std::vector<NamedTensor> d_parameters;
+};
+
+// A projection weight [out, in] in PyTorch's layout, and the GEMM's packed panels of its
+// transpose, packed once when the weight is set rather than on every forward.
+struct ProjectionWeight {
+  Matrix weight;
+  std::vector<float> panels;
+};
+
 class MultiHeadAttention {
  public:
   // Throws std::invalid_argument if embed_dim <= 0, num_heads <= 0, num_heads does not divide
@@ -65,6 +87,9 @@ class MultiHeadAttention {
   // U(-1/sqrt(E), 1/sqrt(E)) out_proj weight, zero biases) from `seed`.
   void reset_parameters(uint64_t seed);
 
+  // The parameters under their PyTorch names, in the order parameters() lists them (copies).
+  std::vector<NamedTensor> state_dict() const;
+
   // query [B, L, E], key [B, S, kdim], value [B, S, vdim] -> output [B, L, E].
   // weights, when non-null: [B, L, S] if average_attn_weights, else [B * heads, L, S].
   // Self-attention passes the same tensor three times; cross-attention passes key = value.
@@ -72,11 +97,22 @@ class MultiHeadAttention {
                const MultiHeadForwardOptions& options, MutableBatch output,
                const MutableBatch* weights = nullptr) const;
 
+  // The backward of forward(): grad_output [B, L, E]; options as the forward's (its masks).
+  // Throws std::invalid_argument as forward() does, and when grad_output is not [B, L, E].
+  MultiHeadGradients backward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
+                              const Tensor3& grad_output,
+                              const MultiHeadForwardOptions& options = {}) const;
+
  private:
+  void check_forward_arguments(ConstBatch query, ConstBatch key, ConstBatch value,
+                               const MultiHeadForwardOptions& options) const;
+  // Named in the order of parameters(), from the four weights and four biases given.
+  std::vector<NamedTensor> named(const Matrix& w_q, const Matrix& w_k, const Matrix& w_v,
+                                 const Matrix& w_out, const Vector& b_q, const Vector& b_k,
+                                 const Vector& b_v, const Vector& b_out) const;
+
   MultiHeadConfig config_;
-  // The projection weights W [out, in], kept as the GEMM's packed panels of W^T: packed once when
-  // set, not on every forward.
-  std::vector<float> w_q_, w_k_, w_v_, w_out_;
+  ProjectionWeight w_q_, w_k_, w_v_, w_out_;
   Vector b_q_, b_k_, b_v_, b_out_;  // zero when !config.bias
 };
 

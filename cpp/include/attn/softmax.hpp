@@ -17,4 +17,10 @@ void softmax_in_place(MatrixMap logits);
 void masked_softmax_in_place(MutableBatch scores, const Mask& mask);
 Tensor3 masked_softmax(const Tensor3& scores, const Mask& mask);
 
+// Gradients of sum(y * dy) with respect to the logits, given the softmax's output y:
+// dx = y * (dy - sum_j y_j dy_j) per row. The masked form gives 0 where the mask replaced a
+// score by its fill (a constant passes no gradient); an additive mask passes it unchanged.
+Matrix softmax_backward(const MatrixRef& y, const MatrixRef& dy);
+Tensor3 masked_softmax_backward(const Tensor3& y, const Tensor3& dy, const Mask& mask);
+
 }  // namespace attn

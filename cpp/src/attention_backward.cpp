@@ -1,0 +1,133 @@
+// The backward passes of scaled dot-product and additive attention (attention.cpp holds their
+// forwards). Both differentiate sum(output * grad_output); see attn/attention.hpp.
+
+#include <cmath>
+
+#include "attend.hpp"
+#include "attn/attention.hpp"
+#include "checks.hpp"
+#include "dropout.hpp"
+#include "fused_attention.hpp"
+#include "gemm.hpp"
+#include "row_kernels.hpp"
+#include "row_mask.hpp"
+
+namespace attn {
+
+namespace {
+
+void check_gradient_shapes(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
+                           MutableBatch dq, MutableBatch dk, MutableBatch dv) {
+  detail::require_shape("grad_output", {q.batch, q.rows, v.cols}, detail::shape_of(grad_output));
+  detail::require_shape("dq", detail::shape_of(q), detail::shape_of(dq));
+  detail::require_shape("dk", detail::shape_of(k), detail::shape_of(dk));
+  detail::require_shape("dv", detail::shape_of(v), detail::shape_of(dv));
+}
+
+Tensor3 zeros_like(const Tensor3& t) { return Tensor3(t.batch, t.rows, t.cols); }
+
+// Row-wise dot products: delta[i] = grad_output[i] . output[i].
+Vector row_dots(const Matrix& grad_output, const Matrix& output) {
+  return grad_output.cwiseProduct(output).rowwise().sum();
+}
+
+}  // namespace
+
+void scaled_dot_product_attention_backward(ConstBatch q, ConstBatch k, ConstBatch v,
+                                           ConstBatch grad_output, const AttentionOptions& options,
+                                           MutableBatch dq, MutableBatch dk, MutableBatch dv) {
+  detail::require_shape("k", {q.batch, -1, q.cols}, detail::shape_of(k));
+  detail::check_pooling_arguments(q, k, v, options, {nullptr, q.batch, q.rows, v.cols}, nullptr);
+  check_gradient_shapes(q, k, v, grad_output, dq, dk, dv);
+  detail::attention_fused_backward(q, k, v, grad_output, detail::default_scale(options, q.cols),
+                                   options.mask, 1, detail::Dropout(options.dropout, options.seed),
+                                   dq, dk, dv, nullptr);
+}
+
+AttentionGradients scaled_dot_product_attention_backward(const Tensor3& q, const Tensor3& k,
+                                                         const Tensor3& v,
+                                                         const Tensor3& grad_output,
+                                                         const AttentionOptions& options) {
+  AttentionGradients gradients{zeros_like(q), zeros_like(k), zeros_like(v)};
+  scaled_dot_product_attention_backward(q.view(), k.view(), v.view(), grad_output.view(), options,
+                                        gradients.dq.view(), gradients.dk.view(),
+                                        gradients.dv.view());
+  return gradients;
+}
+
+// Per batch row: features t_ij = tanh(Wq q_i + Wk k_j), scores s_ij = wv . t_ij. The weights
+// P are formed as the forward forms them; then, with D_i = dO_i . O_i,
+//   dS = P * (F * (dO v^T) - D)   (0 where masked),   dV = (P * F)^T dO,
+//   g_ij = dS_ij wv * (1 - t_ij^2),   d(Wq q)_i = sum_j g_ij,   d(Wk k)_j = sum_i g_ij,
+//   dwv = sum_ij dS_ij t_ij,   dq = d(Wq q) Wq,   dWq = d(Wq q)^T q   (and likewise for k).
+AdditiveAttentionGradients additive_attention_backward(const Tensor3& q, const Tensor3& k,
+                                                       const Tensor3& v, const ScoreParams& params,
+                                                       const Tensor3& grad_output,
+                                                       const AttentionOptions& options) {
+  detail::check_score_arguments(ScoreFunction::Additive, q.view(), k.view(), params);
+  detail::check_pooling_arguments(q.view(), k.view(), v.view(), options,
+                                  {nullptr, q.batch, q.rows, v.cols}, nullptr);
+  AdditiveAttentionGradients gradients{zeros_like(q), zeros_like(k), zeros_like(v), {}};
+  check_gradient_shapes(q.view(), k.view(), v.view(), grad_output.view(), gradients.dq.view(),
+                        gradients.dk.view(), gradients.dv.view());
+  const Index nq = q.rows, nk = k.rows, hidden = params.wv.size();
+  ScoreParams& dparams = gradients.dparams;
+  dparams.Wq = Matrix::Zero(hidden, q.cols);
+  dparams.Wk = Matrix::Zero(hidden, k.cols);
+  dparams.wv = Vector::Zero(hidden);
+  const detail::Dropout dropout(options.dropout, options.seed);
+
+  for (Index b = 0; b < q.batch; ++b) {
+    const auto qb = q.view()[b], kb = k.view()[b], vb = v.view()[b];
+    const auto grad_out = grad_output.view()[b];
+    const Matrix projected_q = detail::matmul_transposed(qb, params.Wq);  // [nq, h]
+    const Matrix projected_k = detail::matmul_transposed(kb, params.Wk);  // [nk, h]
+    const detail::MaskContext context{options.mask, b, q.batch, 1};
+
+    Matrix weights(nq, nk);
+    detail::score_matrix(ScoreFunction::Additive, qb, kb, params,
+                         MatrixMap(weights.data(), nq, nk));
+    detail::mask_matrix(MatrixMap(weights.data(), nq, nk), context);
+    for (Index i = 0; i < nq; ++i) detail::f32_softmax_row(weights.data() + i * nk, nk);
+    Matrix dropped = weights;
+    if (dropout.active()) {
+      dropout.apply(dropped.data(), dropped.size(), static_cast<uint64_t>(b * nq * nk));
+    }
+    const Matrix output = dropped * vb;
+    const Vector delta = row_dots(grad_out, output);
+    gradients.dv.view()[b] = dropped.transpose() * grad_out;
+
+    Matrix grad_scores = grad_out * vb.transpose();  // dO v^T, then dS in place
+    for (Index i = 0; i < nq; ++i) {
+      for (Index j = 0; j < nk; ++j) {
+        const float factor =
+            dropout.active() ? dropout.factor(static_cast<uint64_t>((b * nq + i) * nk + j)) : 1.0f;
+        grad_scores(i, j) = weights(i, j) * (factor * grad_scores(i, j) - delta(i));
+      }
+      detail::RowMask(context, nq, nk, i).zero_hidden(grad_scores.data() + i * nk, 0, nk);
+    }
+
+    Matrix grad_projected_q = Matrix::Zero(nq, hidden);
+    Matrix grad_projected_k = Matrix::Zero(nk, hidden);
+    for (Index i = 0; i < nq; ++i) {
+      for (Index j = 0; j < nk; ++j) {
+        const float ds = grad_scores(i, j);
+        if (ds == 0.0f) continue;
+        const Eigen::RowVectorXf features =
+            (projected_q.row(i) + projected_k.row(j)).array().tanh().matrix();
+        const Eigen::RowVectorXf grad_features =
+            ds * params.wv.transpose().cwiseProduct((1.0f - features.array().square()).matrix());
+        dparams.wv += ds * features.transpose();
+        grad_projected_q.row(i) += grad_features;
+        grad_projected_k.row(j) += grad_features;
+      }
+    }
+    gradients.dq.view()[b] = grad_projected_q * params.Wq;
+    gradients.dk.view()[b] = grad_projected_k * params.Wk;
+    dparams.Wq += grad_projected_q.transpose() * qb;
+    dparams.Wk += grad_projected_k.transpose() * kb;
+  }
+  return gradients;
+}
+
+}  // namespace attn

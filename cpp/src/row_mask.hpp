@@ -1,0 +1,85 @@
+#pragma once
+// The mask of one query row of one score matrix, resolved once: where the keys hidden by valid
+// length and causality start, and the rows of the boolean, additive and key-padding masks. The
+// forward and the backward kernels apply it a tile at a time through the same two steps:
+// apply() before the softmax, zero_hidden() on the score gradients (a hidden score was replaced
+// by a constant, so no gradient flows into it).
+
+#include <algorithm>
+#include <cstdint>
+
+#include "attn/mask.hpp"
+
+namespace attn::detail {
+
+// Which score matrix of a batch of batch * batch_heads matrices is being computed.
+struct MaskContext {
+  const Mask& mask;
+  Index matrix;
+  Index batch;
+  Index batch_heads;
+};
+
+class RowMask {
+ public:
+  // Row i of an [nq, nk] score matrix; the mask must already be validated.
+  RowMask(const MaskContext& context, Index nq, Index nk, Index i)
+      : fill_(context.mask.fill), visible_end_(nk) {
+    const Mask& mask = context.mask;
+    const Index b = context.matrix / context.batch_heads;
+    if (mask.bool_mask) {
+      bool_row_ = mask.bool_mask + ((mask.bool_mask_batch == 1 ? 0 : context.matrix * nq) + i) * nk;
+    }
+    if (mask.additive) {
+      additive_row_ =
+          mask.additive + ((mask.additive_batch == 1 ? 0 : context.matrix * nq) + i) * nk;
+    }
+    if (mask.key_padding) padding_row_ = mask.key_padding + b * nk;
+    if (!mask.valid_lens.empty()) {
+      // validate_mask admits one length per batch row or one per query.
+      const bool per_query = static_cast<Index>(mask.valid_lens.size()) != context.batch;
+      visible_end_ = mask.valid_lens[static_cast<size_t>(per_query ? b * nq + i : b)];
+    }
+    if (mask.causal) visible_end_ = std::min(visible_end_, i + 1);
+  }
+
+  // Keys j >= visible_end() are hidden by valid length or causality (others may hide more).
+  Index visible_end() const { return visible_end_; }
+
+  bool hidden(Index j) const {
+    return j >= visible_end_ || (bool_row_ && bool_row_[j]) || (padding_row_ && padding_row_[j]);
+  }
+
+  // scores[c] of key j0 + c, for c < count: the additive mask added, hidden scores set to fill.
+  void apply(float* scores, Index j0, Index count) const {
+    for (Index c = 0; c < count; ++c) {
+      if (additive_row_) scores[c] += additive_row_[j0 + c];
+      if (hidden(j0 + c)) scores[c] = fill_;
+    }
+  }
+
+  // values[c] = 0 where key j0 + c is hidden.
+  void zero_hidden(float* values, Index j0, Index count) const {
+    for (Index c = 0; c < count; ++c) {
+      if (hidden(j0 + c)) values[c] = 0.0f;
+    }
+  }
+
+ private:
+  float fill_;
+  Index visible_end_;
+  const uint8_t* bool_row_ = nullptr;
+  const float* additive_row_ = nullptr;
+  const uint8_t* padding_row_ = nullptr;
+};
+
+// Applies the mask to one whole [nq, nk] score matrix in place.
+inline void mask_matrix(MatrixMap scores, const MaskContext& context) {
+  if (context.mask.empty()) return;
+  for (Index i = 0; i < scores.rows(); ++i) {
+    RowMask(context, scores.rows(), scores.cols(), i)
+        .apply(scores.data() + i * scores.cols(), 0, scores.cols());
+  }
+}
+
+}  // namespace attn::detail
