@@ -15,9 +15,9 @@ namespace attn {
 // The Gaussian weights are computed in log-sum-exp form, softmax(-||q - k_i||^2 / (2 sigma^2)),
 // so a small bandwidth never underflows every weight to 0: as sigma -> 0 the estimate tends to
 // the value of the nearest key (the mean of the nearest keys' values on ties).
-// Boxcar and Epanechnikov have compact support: a query that no key reaches (every d >= sigma
-// for Epanechnikov, d > sigma for boxcar, or n = 0) has all-zero weights and a NaN output row:
-// there is nothing to average, and NaN says so instead of a made-up 0.
+// A query that no key reaches has all-zero weights and a NaN output row: there is nothing to
+// average, and NaN says so instead of a made-up 0. That happens with no keys (n = 0), and with
+// the compactly supported boxcar (every d > sigma) and Epanechnikov (every d >= sigma).
 // Throws std::invalid_argument on mismatched shapes (of the inputs, `output` or `weights`) or a
 // bandwidth that is not finite and > 0.
 void kernel_regression(const MatrixRef& keys, const MatrixRef& values, const MatrixRef& queries,
