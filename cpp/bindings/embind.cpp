@@ -102,18 +102,15 @@ std::string guarded(Body&& body) {
   }
 }
 
-void copy_out(const attn::Matrix& from, const TensorArg& to) {
-  if (to.data) to.out()[0] = from;
-}
-
 std::string kernelRegression(TensorArg keys, TensorArg values, TensorArg queries,
                              std::string kernel, float bandwidth, TensorArg out,
                              TensorArg weights) {
   return guarded([&] {
-    const auto result = attn::kernel_regression(keys.matrix(), values.matrix(), queries.matrix(),
-                                                attn::parse_kernel(kernel), bandwidth);
-    copy_out(result.output, out);
-    copy_out(result.weights, weights);
+    // Straight into the JS-owned buffers; weights (m x n) only when JS passed a buffer for them.
+    attn::MatrixMap weight_map = weights.out()[0];
+    attn::kernel_regression(keys.matrix(), values.matrix(), queries.matrix(),
+                            attn::parse_kernel(kernel), bandwidth, out.out()[0],
+                            weights.data ? &weight_map : nullptr);
   });
 }
 

@@ -245,23 +245,48 @@ struct Regression {
   Mat weights;  // [m, n]
 };
 
+// Unnormalised kernel weights of query q against every key but `skip`. The Gaussian row is
+// taken in log-sum-exp form, exp(-(d^2 - min d^2) / (2 sigma^2)): the same weights after
+// normalisation, and the nearest key keeps weight 1 where exp(-d^2 / (2 sigma^2)) would be 0 for
+// every key (d / sigma > ~38 in double).
+inline std::vector<double> kernel_row(const Mat& queries, Index q, const Mat& keys,
+                                      attn::Kernel kernel, double sigma, Index skip = -1) {
+  std::vector<double> w(static_cast<size_t>(keys.rows), 0.0);
+  double max_log = -kInf;
+  for (Index i = 0; i < keys.rows; ++i) {
+    if (i == skip) continue;
+    const double d = distance(queries, q, keys, i);
+    if (kernel == attn::Kernel::Gaussian) {
+      w[static_cast<size_t>(i)] = -d * d / (2.0 * sigma * sigma);
+      max_log = std::max(max_log, w[static_cast<size_t>(i)]);
+    } else {
+      w[static_cast<size_t>(i)] = kernel_value(kernel, d, sigma);
+    }
+  }
+  if (kernel == attn::Kernel::Gaussian) {
+    for (Index i = 0; i < keys.rows; ++i) {
+      double& x = w[static_cast<size_t>(i)];
+      x = i == skip || max_log == -kInf ? 0.0 : std::exp(x - max_log);
+    }
+  }
+  return w;
+}
+
 // Nadaraya-Watson; a query with zero total weight gets zero weights and a NaN output.
 inline Regression nadaraya_watson(const Mat& keys, const Mat& values, const Mat& queries,
                                   attn::Kernel kernel, double sigma) {
   Regression r{Mat(queries.rows, values.cols), Mat(queries.rows, keys.rows)};
   for (Index q = 0; q < queries.rows; ++q) {
+    const std::vector<double> w = kernel_row(queries, q, keys, kernel, sigma);
     double total = 0.0;
-    for (Index i = 0; i < keys.rows; ++i) {
-      r.weights(q, i) = kernel_value(kernel, distance(queries, q, keys, i), sigma);
-      total += r.weights(q, i);
-    }
+    for (double x : w) total += x;
     for (Index c = 0; c < values.cols; ++c) {
       double sum = 0.0;
-      for (Index i = 0; i < keys.rows; ++i) sum += r.weights(q, i) * values(i, c);
+      for (Index i = 0; i < keys.rows; ++i) sum += w[static_cast<size_t>(i)] * values(i, c);
       r.output(q, c) = total > 0.0 ? sum / total : kNaN;
     }
     for (Index i = 0; i < keys.rows; ++i) {
-      if (total > 0.0) r.weights(q, i) /= total;
+      r.weights(q, i) = total > 0.0 ? w[static_cast<size_t>(i)] / total : 0.0;
     }
   }
   return r;
@@ -299,13 +324,14 @@ inline LeaveOneOut leave_one_out(const Mat& keys, const Mat& values, attn::Kerne
     double error = 0.0;
     for (Index i = 0; i < keys.rows; ++i) {
       // Predict key i from every key but i.
+      const std::vector<double> w = kernel_row(keys, i, keys, kernel, sigma, i);
       double total = 0.0;
       std::vector<double> sum(static_cast<size_t>(values.cols), 0.0);
       for (Index j = 0; j < keys.rows; ++j) {
-        if (j == i) continue;
-        const double w = kernel_value(kernel, distance(keys, i, keys, j), sigma);
-        total += w;
-        for (Index c = 0; c < values.cols; ++c) sum[static_cast<size_t>(c)] += w * values(j, c);
+        total += w[static_cast<size_t>(j)];
+        for (Index c = 0; c < values.cols; ++c) {
+          sum[static_cast<size_t>(c)] += w[static_cast<size_t>(j)] * values(j, c);
+        }
       }
       if (!(total > 0.0)) {
         error = kInf;

@@ -208,3 +208,171 @@ TEST_CASE("Kernel regression with no keys has nothing to average and gives NaN",
   REQUIRE(got.output.cols() == 3);
   for (Index i = 0; i < got.output.size(); ++i) CHECK(std::isnan(got.output.data()[i]));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Small Gaussian bandwidths: the log-sum-exp form
+
+TEST_CASE("A far query with a small Gaussian bandwidth gets the nearest key's value",
+          "[regression]") {
+  // exp(-(d / sigma)^2 / 2) underflows to 0 for every key here (d / sigma >= 20): the plain form
+  // divides 0 by 0. In softmax form the nearest key (2) has weight 1 and the others
+  // exp(-(9 - 1) / (2 sigma^2)) and exp(-(4 - 1) / (2 sigma^2)), exactly 0 in float.
+  Matrix keys(3, 1), values(3, 1), queries(1, 1);
+  keys << 0.0f, 1.0f, 2.0f;
+  values << 0.0f, 1.0f, 2.0f;
+  queries << 3.0f;
+  for (float sigma : {0.05f, 1e-3f, 1e-20f, std::numeric_limits<float>::denorm_min()}) {
+    CAPTURE(sigma);
+    const auto got = attn::kernel_regression(keys, values, queries, Kernel::Gaussian, sigma);
+    CHECK(got.output(0, 0) == 2.0f);
+    CHECK(got.weights(0, 0) == 0.0f);
+    CHECK(got.weights(0, 1) == 0.0f);
+    CHECK(got.weights(0, 2) == 1.0f);
+  }
+}
+
+TEST_CASE("Two Gaussian keys far from the query match the logistic closed form", "[regression]") {
+  // Keys 0 and 1, query x: the weight of key 1 is 1 / (1 + exp(-(2x - 1) / (2 sigma^2))), the
+  // logistic of the difference of the scores. With x = 1000 and 2 sigma^2 near 2x - 1 the weight
+  // is O(1), while each exp(-d^2 / (2 sigma^2)) is below exp(-499) and underflows.
+  Matrix keys(2, 1), values(2, 2), queries(1, 1);
+  keys << 0.0f, 1.0f;
+  values << -3.0f, 5.0f, 4.0f, 0.5f;
+  queries << 1000.0f;
+  for (float sigma : {20.0f, 31.6f, 45.0f, 80.0f}) {
+    CAPTURE(sigma);
+    const double s2 = 2.0 * static_cast<double>(sigma) * static_cast<double>(sigma);
+    const double w1 = 1.0 / (1.0 + std::exp(-1999.0 / s2));
+    const auto got = attn::kernel_regression(keys, values, queries, Kernel::Gaussian, sigma);
+    CHECK_THAT(got.weights(0, 1), Catch::Matchers::WithinRel(w1, 1e-6));
+    CHECK_THAT(got.weights(0, 0), Catch::Matchers::WithinRel(1.0 - w1, 1e-5));
+    CHECK_THAT(got.output(0, 0), Catch::Matchers::WithinRel(-3.0 * (1.0 - w1) + 4.0 * w1, 1e-5));
+    CHECK_THAT(got.output(0, 1), Catch::Matchers::WithinRel(5.0 * (1.0 - w1) + 0.5 * w1, 1e-5));
+  }
+}
+
+TEST_CASE("A query midway between two keys takes their mean as sigma goes to 0", "[regression]") {
+  Matrix keys(3, 1), values(3, 1), queries(1, 1);
+  keys << -1.0f, 1.0f, 4.0f;
+  values << 2.0f, 7.0f, 100.0f;
+  queries << 0.0f;  // keys -1 and 1 tie at distance 1
+  const auto got = attn::kernel_regression(keys, values, queries, Kernel::Gaussian, 1e-4f);
+  CHECK(got.output(0, 0) == 4.5f);
+  CHECK(got.weights(0, 0) == 0.5f);
+  CHECK(got.weights(0, 1) == 0.5f);
+  CHECK(got.weights(0, 2) == 0.0f);
+}
+
+TEST_CASE("Gaussian regression matches the log-sum-exp reference for tiny bandwidths",
+          "[regression]") {
+  // Bandwidths from 1e-6 to 10 on keys in [-1, 1]^2: most of them underflow the plain form.
+  const Matrix keys = ref::random_matrix(30, 2, 18);
+  const Matrix values = ref::random_matrix(30, 3, 19);
+  const Matrix queries = ref::random_matrix(9, 2, 20, -2.0f, 2.0f);
+  for (float sigma : log_grid(1e-6, 10.0, 15)) {
+    CAPTURE(sigma);
+    const auto got = attn::kernel_regression(keys, values, queries, Kernel::Gaussian, sigma);
+    const auto expected = ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values),
+                                               ref::to_double(queries), Kernel::Gaussian, sigma);
+    REQUIRE(got.output.allFinite());
+    ref::check_close(got.weights, expected.weights, ref::kTight, "weights");
+    ref::check_close(got.output, expected.output, ref::kSum, "output");
+  }
+}
+
+TEST_CASE("Leave-one-out scores small Gaussian bandwidths by the nearest neighbour's error",
+          "[regression]") {
+  // As sigma -> 0 each key is predicted by its nearest other key: 0 <- 1, 1 <- 0, 3 <- 1, 6 <- 3.
+  Matrix keys(4, 1), values(4, 1);
+  keys << 0.0f, 1.0f, 3.0f, 6.0f;
+  values << 1.0f, -2.0f, 0.5f, 4.0f;
+  const double nearest_error = (9.0 + 9.0 + 6.25 + 12.25) / 4.0;
+  const auto got = attn::leave_one_out(keys, values, Kernel::Gaussian, {0.02f, 1e-3f, 1e-30f});
+  for (float error : got.errors) CHECK_THAT(error, Catch::Matchers::WithinRel(nearest_error, 1e-6));
+  CHECK(got.best == 0.02f);  // the first of three equal errors
+}
+
+TEST_CASE("Leave-one-out picks a small Gaussian bandwidth when it predicts best", "[regression]") {
+  // Pairs of keys 0.01 apart with equal values, the pairs 5 apart: the nearest neighbour predicts
+  // every key exactly (error 0), a bandwidth of 2 mixes the pairs. sigma = 5e-4 puts the partner
+  // at d / sigma = 20, where the plain form's weights are all 0 and its error was +infinity.
+  Matrix keys(6, 1), values(6, 1);
+  keys << 0.0f, 0.01f, 5.0f, 5.01f, 10.0f, 10.01f;
+  values << 1.0f, 1.0f, 7.0f, 7.0f, -3.0f, -3.0f;
+  const auto got = attn::leave_one_out(keys, values, Kernel::Gaussian, {2.0f, 5e-4f});
+  const auto expected = ref::leave_one_out(ref::to_double(keys), ref::to_double(values),
+                                           Kernel::Gaussian, {2.0, static_cast<double>(5e-4f)});
+  CHECK(got.errors[1] == 0.0f);
+  CHECK(got.errors[0] > 0.1f);  // clearly worse than 0
+  CHECK_THAT(got.errors[0], Catch::Matchers::WithinRel(expected.errors[0], 1e-5));
+  CHECK(got.best == 5e-4f);
+}
+
+TEST_CASE("Leave-one-out ranks the finite errors when compact kernels leave keys unreached",
+          "[regression]") {
+  // Keys 1 apart except one at 10: bandwidths below 7 leave it alone (+infinity), whatever their
+  // place in the list; `best` is the smallest finite error among the others.
+  Matrix keys(4, 1), values(4, 1);
+  keys << 0.0f, 1.0f, 3.0f, 10.0f;
+  values << 1.0f, 2.0f, 4.0f, 8.0f;
+  const std::vector<float> bandwidths = {0.5f, 8.0f, 2.0f, 20.0f, 7.5f};
+  for (Kernel kernel : {Kernel::Boxcar, Kernel::Epanechnikov}) {
+    CAPTURE(attn::kernel_name(kernel));
+    const auto got = attn::leave_one_out(keys, values, kernel, bandwidths);
+    const auto expected =
+        ref::leave_one_out(ref::to_double(keys), ref::to_double(values), kernel, widen(bandwidths));
+    CHECK(std::isinf(got.errors[0]));
+    CHECK(std::isinf(got.errors[2]));
+    ref::check_close(got.errors.data(), expected.errors.data(), got.errors.size(), ref::kSum,
+                     "errors");
+    size_t finite_argmin = 1;
+    for (size_t i : {3, 4}) {
+      if (got.errors[i] < got.errors[finite_argmin]) finite_argmin = i;
+    }
+    CHECK(got.best == bandwidths[finite_argmin]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Weights only on request
+
+TEST_CASE("Kernel regression without weights gives the same output and no m x n matrix",
+          "[regression]") {
+  const Matrix keys = ref::random_matrix(20, 3, 21);
+  const Matrix values = ref::random_matrix(20, 2, 22);
+  const Matrix queries = ref::random_matrix(7, 3, 23);
+  for (Kernel kernel : ref::kAllKernels) {
+    CAPTURE(attn::kernel_name(kernel));
+    const auto with = attn::kernel_regression(keys, values, queries, kernel, 0.7f, true);
+    const auto without = attn::kernel_regression(keys, values, queries, kernel, 0.7f, false);
+    CHECK(without.weights.size() == 0);
+    // Bitwise equal, NaN rows included: the same row computation either way.
+    REQUIRE(without.output.rows() == 7);
+    REQUIRE(without.output.cols() == 2);
+    for (Index i = 0; i < with.output.size(); ++i) {
+      const float a = with.output.data()[i], b = without.output.data()[i];
+      CHECK((a == b || (std::isnan(a) && std::isnan(b))));
+    }
+  }
+}
+
+TEST_CASE("Kernel regression into caller buffers checks their shapes", "[regression]") {
+  const Matrix keys = ref::random_matrix(5, 2, 24);
+  const Matrix values = ref::random_matrix(5, 3, 25);
+  const Matrix queries = ref::random_matrix(4, 2, 26);
+  std::vector<float> out(4 * 3), w(4 * 5);
+  attn::MatrixMap output(out.data(), 4, 3), weights(w.data(), 4, 5);
+  attn::kernel_regression(keys, values, queries, Kernel::Gaussian, 1.0f, output, &weights);
+  const auto expected = ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values),
+                                             ref::to_double(queries), Kernel::Gaussian, 1.0);
+  ref::check_close(Matrix(output), expected.output, ref::kSum, "output");
+  ref::check_close(Matrix(weights), expected.weights, ref::kTight, "weights");
+
+  attn::MatrixMap short_output(out.data(), 3, 3), wide_weights(w.data(), 4, 4);
+  CHECK_THROWS_AS(
+      attn::kernel_regression(keys, values, queries, Kernel::Gaussian, 1.0f, short_output),
+      std::invalid_argument);
+  CHECK_THROWS_WITH(
+      attn::kernel_regression(keys, values, queries, Kernel::Gaussian, 1.0f, output, &wide_weights),
+      Catch::Matchers::StartsWith("weights"));
+}

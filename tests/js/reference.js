@@ -236,15 +236,25 @@ export const KERNELS = {
 
 const asMatrix = (t) => (t.shape.length === 1 ? { data: t.data, shape: [t.shape[0], 1] } : t);
 
-function kernelMatrix(queries, keys, kernel, bandwidth) {
+// Kernel weights [m, n], each row scaled by a constant that normalisation cancels: the Gaussian
+// row in log-sum-exp form, exp(-(d^2 - min d^2) / (2 sigma^2)), so that a small bandwidth leaves
+// the nearest key weight 1 instead of underflowing every weight to 0 (d / sigma > ~38 in double).
+// With `skipDiagonal` (leave-one-out: the queries are the keys) entry (i, i) is 0.
+function kernelMatrix(queries, keys, kernel, bandwidth, skipDiagonal = false) {
   const [m, dx] = queries.shape;
   const [n] = keys.shape;
   const K = new Float64Array(m * n);
   for (let i = 0; i < m; i++) {
+    const row = K.subarray(i * n, (i + 1) * n);
     for (let j = 0; j < n; j++) {
       let sq = 0;
       for (let t = 0; t < dx; t++) sq += (queries.data[i * dx + t] - keys.data[j * dx + t]) ** 2;
-      K[i * n + j] = KERNELS[kernel](Math.sqrt(sq) / bandwidth);
+      if (skipDiagonal && i === j) row[j] = kernel === 'gaussian' ? -Infinity : 0;
+      else row[j] = kernel === 'gaussian' ? -sq / (2 * bandwidth * bandwidth) : KERNELS[kernel](Math.sqrt(sq) / bandwidth);
+    }
+    if (kernel === 'gaussian') {
+      const max = row.reduce((a, b) => Math.max(a, b), -Infinity);
+      for (let j = 0; j < n; j++) row[j] = max === -Infinity ? 0 : Math.exp(row[j] - max);
     }
   }
   return K;
@@ -298,8 +308,7 @@ export function leaveOneOut({ keys, values, kernel = 'gaussian', bandwidths }) {
   let best = NaN;
   let bestError = Infinity;
   for (const bandwidth of bandwidths) {
-    const K = kernelMatrix(k, k, kernel, bandwidth);
-    for (let i = 0; i < n; i++) K[i * n + i] = 0;
+    const K = kernelMatrix(k, k, kernel, bandwidth, true);
     const predictions = normaliseAndPool(K, n, n, v);
     let error = Infinity;
     if (n >= 2 && predictions.every(Number.isFinite)) {

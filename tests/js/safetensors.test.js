@@ -8,109 +8,9 @@ import { describe, test } from 'node:test';
 import { readSafetensors } from 'attention-wasm';
 import { backends } from './backends.js';
 import * as ref from './reference.js';
+import { buildSafetensors, encode, entry, rawFile } from './safetensors-writer.js';
 
 const { assertClose, mulberry32, randomTensor, tensor } = ref;
-
-// ---------------------------------------------------------------------------------------------
-// Encoders
-
-const roundHalfEven = (x) => {
-  const floor = Math.floor(x);
-  const diff = x - floor;
-  if (diff > 0.5) return floor + 1;
-  if (diff < 0.5) return floor;
-  return floor % 2 === 0 ? floor : floor + 1;
-};
-
-/** IEEE 754 binary16 bits of a number, round to nearest even. */
-function halfBits(value) {
-  if (Number.isNaN(value)) return 0x7e00;
-  const sign = value < 0 || Object.is(value, -0) ? 0x8000 : 0;
-  const x = Math.abs(value);
-  if (x >= 65520) return sign | 0x7c00;
-  if (x < 2 ** -14) return sign | roundHalfEven(x / 2 ** -24); // subnormal (1024 is the min normal)
-  let e = Math.floor(Math.log2(x));
-  if (2 ** e > x) e--;
-  if (2 ** (e + 1) <= x) e++;
-  let m = roundHalfEven((x / 2 ** e - 1) * 1024);
-  if (m === 1024) {
-    m = 0;
-    e++;
-  }
-  return e > 15 ? sign | 0x7c00 : sign | ((e + 15) << 10) | m;
-}
-
-/** bfloat16 bits: the top half of the float32 bits, round to nearest even. */
-function bfloat16Bits(value) {
-  const view = new DataView(new ArrayBuffer(4));
-  view.setFloat32(0, value);
-  const bits = view.getUint32(0);
-  if (Number.isNaN(value)) return 0x7fc0;
-  return ((bits + 0x7fff + ((bits >>> 16) & 1)) >>> 16) & 0xffff;
-}
-
-const ENCODERS = {
-  F32: { bytes: 4, write: (v, o, x) => v.setFloat32(o, x, true) },
-  F64: { bytes: 8, write: (v, o, x) => v.setFloat64(o, x, true) },
-  F16: { bytes: 2, write: (v, o, x) => v.setUint16(o, halfBits(x), true) },
-  BF16: { bytes: 2, write: (v, o, x) => v.setUint16(o, bfloat16Bits(x), true) },
-  I32: { bytes: 4, write: (v, o, x) => v.setInt32(o, x, true) },
-  U8: { bytes: 1, write: (v, o, x) => v.setUint8(o, x) },
-  BOOL: { bytes: 1, write: (v, o, x) => v.setUint8(o, x ? 1 : 0) },
-};
-
-/** Raw little-endian bytes of `values` in `dtype` (for U16 bit patterns use dtype 'raw16'). */
-function encode(dtype, values) {
-  if (dtype === 'raw16') {
-    const out = new Uint8Array(values.length * 2);
-    const view = new DataView(out.buffer);
-    values.forEach((bits, i) => view.setUint16(2 * i, bits, true));
-    return out;
-  }
-  const { bytes, write } = ENCODERS[dtype];
-  const out = new Uint8Array(values.length * bytes);
-  const view = new DataView(out.buffer);
-  Array.from(values).forEach((x, i) => write(view, i * bytes, x));
-  return out;
-}
-
-/**
- * A .safetensors file from [{ name, dtype, shape, bytes }]: the header lists each tensor's
- * data_offsets into the data section, which holds the tensors back to back. The header is
- * space-padded to a multiple of 8 bytes, as the reference writer does.
- */
-function buildSafetensors(entries, { metadata, header: overrideHeader } = {}) {
-  const header = {};
-  if (metadata) header.__metadata__ = metadata;
-  let offset = 0;
-  for (const { name, dtype, shape, bytes } of entries) {
-    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
-    offset += bytes.length;
-  }
-  let json = overrideHeader ?? JSON.stringify(header);
-  while ((8 + json.length) % 8 !== 0) json += ' ';
-  const headerBytes = new TextEncoder().encode(json);
-  const file = new Uint8Array(8 + headerBytes.length + offset);
-  new DataView(file.buffer).setBigUint64(0, BigInt(headerBytes.length), true);
-  file.set(headerBytes, 8);
-  let at = 8 + headerBytes.length;
-  for (const { bytes } of entries) {
-    file.set(bytes, at);
-    at += bytes.length;
-  }
-  return file;
-}
-
-const entry = (name, dtype, shape, values) => ({ name, dtype, shape, bytes: encode(dtype, values) });
-
-/** A file with one raw header string and `dataBytes` zero data bytes. */
-function rawFile(json, dataBytes = 0, declaredLength = undefined) {
-  const headerBytes = new TextEncoder().encode(json);
-  const file = new Uint8Array(8 + headerBytes.length + dataBytes);
-  new DataView(file.buffer).setBigUint64(0, BigInt(declaredLength ?? headerBytes.length), true);
-  file.set(headerBytes, 8);
-  return file;
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -301,21 +201,115 @@ describe('readSafetensors', () => {
       }
     });
 
-    test('an unknown dtype is an error naming the tensor and the dtype', () => {
-      for (const dtype of ['F8_E4M3', 'I64', 'f32', 42]) {
+    test('an unsupported dtype is a TypeError naming the tensor and the dtype, Object.prototype names too', () => {
+      // 'toString' and '__proto__' once found Object.prototype members and failed another way.
+      for (const dtype of ['F8_E4M3', 'I64', 'f32', 42, null, 'toString', '__proto__', 'constructor', 'hasOwnProperty', 'valueOf']) {
         const file = rawFile(JSON.stringify({ w: { dtype, shape: [2], data_offsets: [0, 8] } }), 8);
         assert.throws(() => readSafetensors(file), (error) => {
-          assert.ok(error instanceof RangeError || error instanceof TypeError, error.name);
-          assert.match(error.message, /'w'/);
-          assert.match(error.message, new RegExp(String(dtype)));
+          assert.ok(error instanceof TypeError, `${dtype}: ${error.name}: ${error.message}`);
+          assert.match(error.message, /^bytes: tensor 'w' has unsupported dtype/);
+          assert.ok(error.message.includes(String(dtype)), error.message);
+          assert.match(error.message, /supported: F32, F64, F16, BF16, I32, U8, BOOL/);
           return true;
         });
       }
     });
 
     test('an entry that is not a tensor description', () => {
-      assert.throws(() => readSafetensors(rawFile(JSON.stringify({ w: 5 }))), (error) =>
-        (error instanceof RangeError || error instanceof TypeError) && /'w'/.test(error.message));
+      for (const value of [5, 'F32', null, [1, 2], true]) {
+        malformed(() => readSafetensors(rawFile(JSON.stringify({ w: value }))), /tensor 'w' must be an object/);
+      }
+    });
+  });
+
+  // One test per rule of the format (https://github.com/huggingface/safetensors#format) that the
+  // reader once let through; the reference parser (the Rust crate) rejects each of these files.
+  describe('the letter of the format', () => {
+    const malformed = (fn, detail) => assert.throws(fn, (error) => {
+      assert.ok(error instanceof RangeError, `${error.name}: ${error.message}`);
+      assert.match(error.message, /^bytes: not a valid \.safetensors file: /);
+      assert.match(error.message, detail);
+      return true;
+    });
+    const f32 = (name, begin, count) => ({ [name]: { dtype: 'F32', shape: [count], data_offsets: [begin, begin + 4 * count] } });
+    const file = (header, dataBytes) => rawFile(JSON.stringify(header), dataBytes);
+
+    test('the header must be valid UTF-8 (no replacement characters)', () => {
+      const good = file(f32('w', 0, 2), 8);
+      readSafetensors(good);
+      // The name starts at header byte 2 (after '{"'): a lone continuation byte, an overlong
+      // '/', a UTF-16 surrogate encoded in UTF-8, a truncated 2-byte sequence.
+      for (const bad of [[0x80], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xc3]]) {
+        const header = new TextEncoder().encode(JSON.stringify(f32('x'.repeat(bad.length), 0, 2)));
+        header.set(bad, 2);
+        malformed(() => readSafetensors(rawFile(header, 8)), /the header is not valid UTF-8/);
+      }
+    });
+
+    test('the header must start with \'{\': no leading space, BOM or other value', () => {
+      const json = JSON.stringify(f32('w', 0, 2));
+      for (const text of [` ${json}`, `\n${json}`, `\ufeff${json}`]) malformed(() => readSafetensors(rawFile(text, 8)), /starting with '\{'/);
+      malformed(() => readSafetensors(rawFile('', 0)), /starting with '\{', got an empty header/);
+      // Trailing padding is allowed: spaces (as the reference writer pads) and other JSON space.
+      for (const text of [`${json}       `, `${json}\n\t `]) assert.deepEqual(Array.from(readSafetensors(rawFile(text, 8)).w.data), [0, 0]);
+    });
+
+    test('duplicate keys are rejected, at the top level and inside an entry', () => {
+      const entry = '{"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}';
+      malformed(() => readSafetensors(rawFile(`{"w": ${entry}, "w": ${entry}}`, 8)), /duplicate key/);
+      malformed(() => readSafetensors(rawFile('{"w": {"dtype": "I32", "dtype": "F32", "shape": [2], "data_offsets": [0, 8]}}', 8)), /duplicate key/);
+      malformed(() => readSafetensors(rawFile(`{"__metadata__": {"a": "1", "a": "2"}, "w": ${entry}}`, 8)), /duplicate key/);
+      // Colons, quotes and escapes inside strings are not keys.
+      const tricky = readSafetensors(rawFile(`{"__metadata__": {"a:b": "c:\\\":d"}, "w\\\":": ${entry}}`, 8));
+      assert.deepEqual(Object.keys(tricky), ['w":']);
+    });
+
+    test('__metadata__ must be a map from strings to strings', () => {
+      const tensor = f32('w', 0, 2);
+      readSafetensors(file({ __metadata__: { format: 'pt', empty: '' }, ...tensor }, 8));
+      for (const metadata of [{ format: 1 }, { a: 'x', b: null }, { a: { b: 'c' } }, { a: ['x'] }, { a: true }]) {
+        malformed(() => readSafetensors(file({ __metadata__: metadata, ...tensor }, 8)), /__metadata__ must map strings to strings/);
+      }
+      for (const metadata of ['pt', 5, null, ['a']]) {
+        malformed(() => readSafetensors(file({ __metadata__: metadata, ...tensor }, 8)), /__metadata__ must be an object/);
+      }
+    });
+
+    test('tensors may not overlap', () => {
+      malformed(() => readSafetensors(file({ ...f32('a', 0, 2), ...f32('b', 4, 2) }, 12)), /tensor '[ab]'.*overlaps tensor '[ab]'/);
+      malformed(() => readSafetensors(file({ ...f32('a', 0, 2), ...f32('b', 0, 2) }, 8)), /overlaps/);
+      malformed(() => readSafetensors(file({ ...f32('a', 0, 4), ...f32('b', 4, 1) }, 16)), /tensor 'b'.*overlaps tensor 'a'/);
+    });
+
+    test('every data byte belongs to a tensor: no gap, no leading or trailing bytes', () => {
+      malformed(() => readSafetensors(file({ ...f32('a', 0, 1), ...f32('b', 8, 1) }, 12)), /data bytes \[4, 8\) belong to no tensor/);
+      malformed(() => readSafetensors(file(f32('a', 4, 2), 12)), /data bytes \[0, 4\) belong to no tensor/);
+      malformed(() => readSafetensors(file(f32('a', 0, 2), 12)), /data bytes \[8, 12\) belong to no tensor/);
+      malformed(() => readSafetensors(file({}, 1)), /data bytes \[0, 1\) belong to no tensor/);
+      const empty = readSafetensors(file({}, 0));
+      assert.deepEqual(Object.keys(empty), []);
+      // Empty tensors take no bytes, wherever they sit (the reference parser allows this too).
+      const tensors = readSafetensors(file({ ...f32('a', 0, 2), ...f32('e', 8, 0), ...f32('z', 0, 0) }, 8));
+      assert.deepEqual(Object.keys(tensors).sort(), ['a', 'e', 'z']);
+    });
+
+    test('data_offsets are exactly [begin, end]', () => {
+      for (const offsets of [[0, 8, 8], [0], [], { 0: 0, 1: 8 }, '0,8']) {
+        malformed(() => readSafetensors(file({ w: { dtype: 'F32', shape: [2], data_offsets: offsets } }, 8)), /tensor 'w' has data_offsets/);
+      }
+    });
+
+    test('a tensor named __proto__ (or toString) is an ordinary key of a null-prototype result', () => {
+      const names = ['__proto__', 'toString', 'constructor', 'hasOwnProperty'];
+      const entries = names.map((name, i) => entry(name, 'F32', [1], [i + 0.5]));
+      const tensors = readSafetensors(buildSafetensors(entries));
+      assert.equal(Object.getPrototypeOf(tensors), null);
+      assert.deepEqual(Object.keys(tensors).sort(), [...names].sort());
+      names.forEach((name, i) => {
+        assert.ok(Object.hasOwn(tensors, name), name);
+        assert.deepEqual(tensors[name], { data: Float32Array.from([i + 0.5]), shape: [1] }, name);
+      });
+      assert.equal(Object.getPrototypeOf(readSafetensors(buildSafetensors([]))), null);
     });
   });
 });

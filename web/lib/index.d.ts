@@ -179,7 +179,9 @@ export function simdSupported(): boolean;
 
 /**
  * Parses a .safetensors file. Float tensors (F32, F64, F16, BF16) become Float32Array; I32
- * Int32Array; U8 and BOOL Uint8Array. Malformed files throw a RangeError; a tensor of another
- * dtype throws a TypeError naming it.
+ * Int32Array; U8 and BOOL Uint8Array. The result has a null prototype, so any tensor name
+ * (`__proto__` too) is an ordinary key. Files that break the format (invalid UTF-8 or JSON,
+ * duplicate keys, non-string `__metadata__` values, overlapping tensors or data bytes that no
+ * tensor covers) throw a RangeError; a tensor of another dtype throws a TypeError naming it.
  */
 export function readSafetensors(bytes: Uint8Array | ArrayBuffer): Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>;
