@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: the native toolchain, Eigen and Catch2 for the core; emscripten for the wasm
-# build; chromium for the browser tests.
-packages=(cmake g++ make libeigen3-dev catch2 emscripten chromium)
+# Debian packages: the native toolchain, Eigen and Catch2 for the core; nlohmann-json for the
+# tests that read the committed PyTorch fixtures; emscripten for the wasm build; chromium for the
+# browser tests. (PyTorch itself is needed only to regenerate the fixtures: see scripts/fixtures.)
+packages=(cmake g++ make libeigen3-dev catch2 nlohmann-json3-dev emscripten chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
