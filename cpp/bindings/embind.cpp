@@ -172,8 +172,12 @@ attn::Tensor3 copy_in(const TensorArg& t) {
   return out;
 }
 
+void copy_out(const float* from, size_t count, uintptr_t to) {
+  std::copy(from, from + count, reinterpret_cast<float*>(to));
+}
+
 void copy_out(const std::vector<float>& from, uintptr_t to) {
-  std::copy(from.begin(), from.end(), reinterpret_cast<float*>(to));
+  copy_out(from.data(), from.size(), to);
 }
 
 std::string scaledDotProductAttentionBackward(TensorArg q, TensorArg k, TensorArg v,
@@ -199,10 +203,10 @@ std::string additiveAttentionBackward(TensorArg q, TensorArg k, TensorArg v, Sco
     copy_out(gradients.dq.data, dq.data);
     copy_out(gradients.dk.data, dk.data);
     copy_out(gradients.dv.data, dv.data);
-    copy_out(gradients.dparams.Wq, {dWq, 1, params.hidden, q.cols});
-    copy_out(gradients.dparams.Wk, {dWk, 1, params.hidden, k.cols});
-    std::copy(gradients.dparams.wv.data(), gradients.dparams.wv.data() + params.hidden,
-              reinterpret_cast<float*>(dwv));
+    const attn::ScoreParams& dparams = gradients.dparams;
+    copy_out(dparams.Wq.data(), static_cast<size_t>(dparams.Wq.size()), dWq);
+    copy_out(dparams.Wk.data(), static_cast<size_t>(dparams.Wk.size()), dWk);
+    copy_out(dparams.wv.data(), static_cast<size_t>(dparams.wv.size()), dwv);
   });
 }
 
