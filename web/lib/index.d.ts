@@ -1,8 +1,14 @@
 // attention-wasm: attention mechanisms compiled to WebAssembly (SIMD where available).
 // Tensors are row-major (C order) float32: { data, shape }. Batched inputs are [B, n, d].
 // Every function validates its arguments and throws a TypeError (wrong kind of value) or a
-// RangeError (wrong shape or value) naming the argument, expected vs given. Results are fresh
-// JS-owned arrays, never views into the wasm heap.
+// RangeError (wrong shape or value) naming the argument, expected vs given. Each argument and
+// option is read exactly once (getters run once; later changes to the caller's objects do not
+// matter). Any genuine typed array of the named type is accepted: subclasses, arrays from another
+// realm, and Node's Buffer where a Uint8Array is expected; a Proxy of a typed array, an object
+// that only inherits a typed array's prototype, and a detached buffer are a TypeError. Results are fresh JS-owned arrays, never views into the wasm heap.
+// A call whose buffers together exceed the wasm heap's limit (4 GiB less 64 MiB) is a
+// RangeError before anything is allocated; a failed allocation inside the core is a RangeError
+// starting "out of memory".
 
 export interface Tensor<T extends ArrayLike<number> = Float32Array> {
   data: T;
@@ -35,7 +41,9 @@ export interface MaskOptions {
   causal?: boolean;
   /**
    * The score a masked position gets before the softmax. Default -1e6 (d2l): a fully masked
-   * row becomes uniform. -Infinity makes it NaN, as PyTorch does.
+   * row becomes uniform. -Infinity makes it NaN, as PyTorch does. It must be a number float32
+   * can hold (|fill| <= 3.4e38) or -Infinity: -1e39 (which float32 would turn into -Infinity),
+   * +Infinity and NaN are RangeErrors.
    */
   fill?: number;
 }
@@ -84,7 +92,7 @@ export interface KernelRegressionOptions {
   kernel?: Kernel;
   /** sigma > 0; default 1. */
   bandwidth?: number;
-  /** Also return the [m, n] weights. Default false. */
+  /** Also return the [m, n] weights. Default false; without them no [m, n] result is copied out. */
   weights?: boolean;
 }
 
@@ -121,6 +129,8 @@ export interface MultiHeadAttention {
    * Loads torch.nn.MultiheadAttention weights by their state-dict names: in_proj_weight
    * [3E, E] (or q_proj_weight / k_proj_weight / v_proj_weight when kdim or vdim differ),
    * in_proj_bias [3E], out_proj.weight [E, E], out_proj.bias [E]. All entries are required.
+   * All or nothing: every entry is read once and checked before any weight is replaced, so a
+   * load that throws leaves the instance as it was.
    */
   loadStateDict(dict: Record<string, Tensor>): this;
   /** Re-draws parameters as PyTorch initialises them (Xavier-uniform), from a seed. */
@@ -130,7 +140,11 @@ export interface MultiHeadAttention {
    * Self-attention: forward(x). Cross-attention: forward(x, memory).
    */
   forward(query: Tensor, key?: Tensor, value?: Tensor, options?: MultiHeadForwardOptions): AttentionResult;
-  /** Frees the wasm memory; the instance cannot be used afterwards. */
+  /**
+   * Frees the wasm memory; the instance cannot be used afterwards (a TypeError
+   * "MultiHeadAttention: used after dispose()", also when dispose() runs during a call, e.g. from
+   * a getter of an argument).
+   */
   dispose(): void;
 }
 
