@@ -1,14 +1,18 @@
-// The one Emscripten-specific file: exposes the core to JS. The JS wrapper (web/lib) validates
-// arguments and owns all buffers; it passes heap addresses and shapes in, and reads results out.
-// Every entry point returns "" on success or the core's error message, so a C++ exception never
-// crosses into JS as an opaque wasm exception.
+// The one Emscripten-specific file: exposes the core to JS. The JS wrapper (web/lib) reads and
+// checks each argument on its own and owns all buffers; it passes heap addresses and shapes in,
+// and reads results out. The core checks how the arguments relate (web/lib/arguments.js says
+// which side owns which check). Every entry point returns a Status: an empty kind on success, or
+// the kind and message of the core's exception, which web/lib/heap.js maps to a JS error, so a
+// C++ exception never crosses into JS as an opaque wasm exception.
 
 #include <emscripten/bind.h>
 
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "attn/attn.hpp"
@@ -38,7 +42,7 @@ struct MaskArg {
   int additiveBatch = 0;
   uintptr_t keyPadding = 0;
   bool causal = false;
-  float fill = -1e6f;
+  float fill = 0.0f;  // always set by JS, which owns the default (web/lib/mask.js)
 
   attn::Mask to_mask() const {
     attn::Mask mask;
@@ -56,55 +60,65 @@ struct MaskArg {
 };
 
 struct AttentionArg {
-  float scale = NAN;  // NaN: the default 1/sqrt(d)
+  bool hasScale = false;  // false: the default 1/sqrt(d)
+  float scale = 0.0f;
   float dropout = 0.0f;
   double seed = 0;  // a JS number; integral values up to 2^53 map one-to-one
 
   attn::AttentionOptions to_options(const MaskArg& mask) const {
     attn::AttentionOptions options;
     options.mask = mask.to_mask();
-    if (!std::isnan(scale)) options.scale = scale;
+    if (hasScale) options.scale = scale;
     options.dropout = dropout;
     options.seed = static_cast<uint64_t>(seed);
     return options;
   }
 };
 
-// Additive / general score parameters; their shapes follow from q and k (checked in JS).
+// Additive / general score parameters, each with its own shape (a parameter not given is
+// [0, 0]), so that the core checks them against q and k. An empty one may have address 0.
 struct ScoreParamsArg {
-  uintptr_t Wq = 0, Wk = 0, wv = 0, W = 0;
-  int hidden = 0;
+  TensorArg Wq, Wk, wv, W;
 
-  attn::ScoreParams to_params(int dq, int dk) const {
+  attn::ScoreParams to_params() const {
     attn::ScoreParams params;
-    auto matrix = [](uintptr_t data, Index rows, Index cols) {
-      return data ? attn::Matrix(
-                        attn::ConstMatrixMap(reinterpret_cast<const float*>(data), rows, cols))
-                  : attn::Matrix();
-    };
-    params.Wq = matrix(Wq, hidden, dq);
-    params.Wk = matrix(Wk, hidden, dk);
-    if (wv) params.wv = Eigen::Map<const attn::Vector>(reinterpret_cast<const float*>(wv), hidden);
-    params.W = matrix(W, dq, dk);
+    params.Wq = Wq.matrix();
+    params.Wk = Wk.matrix();
+    // wv crosses as [h, 1].
+    params.wv = Eigen::Map<const attn::Vector>(reinterpret_cast<const float*>(wv.data),
+                                               Index{wv.rows} * wv.cols);
+    params.W = W.matrix();
     return params;
   }
 };
 
+// The outcome of a call: kind "" (success), "range" (an argument the core rejects), "memory"
+// (an allocation failed) or "internal" (anything else: a bug).
+struct Status {
+  std::string kind;
+  std::string message;
+};
+
 template <typename Body>
-std::string guarded(Body&& body) {
+Status guarded(Body&& body) {
   try {
     body();
     return {};
   } catch (const std::bad_alloc&) {
-    return "out of memory: the wasm heap could not grow to hold this computation";
+    return {"memory", "the wasm heap (at most 4 GiB) could not grow to hold this computation"};
+  } catch (const std::invalid_argument& error) {
+    return {"range", error.what()};
+  } catch (const std::out_of_range& error) {
+    return {"range", error.what()};
+  } catch (const std::length_error& error) {
+    return {"range", error.what()};
   } catch (const std::exception& error) {
-    return error.what();
+    return {"internal", error.what()};
   }
 }
 
-std::string kernelRegression(TensorArg keys, TensorArg values, TensorArg queries,
-                             std::string kernel, float bandwidth, TensorArg out,
-                             TensorArg weights) {
+Status kernelRegression(TensorArg keys, TensorArg values, TensorArg queries, std::string kernel,
+                        float bandwidth, TensorArg out, TensorArg weights) {
   return guarded([&] {
     // Straight into the JS-owned buffers; weights (m x n) only when JS passed a buffer for them.
     attn::MatrixMap weight_map = weights.out()[0];
@@ -114,8 +128,8 @@ std::string kernelRegression(TensorArg keys, TensorArg values, TensorArg queries
   });
 }
 
-std::string leaveOneOut(TensorArg keys, TensorArg values, std::string kernel, uintptr_t bandwidths,
-                        int count, uintptr_t errors_out, uintptr_t best_out) {
+Status leaveOneOut(TensorArg keys, TensorArg values, std::string kernel, uintptr_t bandwidths,
+                   int count, uintptr_t errors_out, uintptr_t best_out) {
   return guarded([&] {
     const auto* first = reinterpret_cast<const float*>(bandwidths);
     const auto search = attn::leave_one_out(keys.matrix(), values.matrix(),
@@ -125,27 +139,26 @@ std::string leaveOneOut(TensorArg keys, TensorArg values, std::string kernel, ui
   });
 }
 
-std::string softmax(TensorArg x) {
+Status softmax(TensorArg x) {
   return guarded([&] { attn::softmax_in_place(x.out()[0]); });
 }
 
-std::string maskedSoftmax(TensorArg x, MaskArg mask) {
+Status maskedSoftmax(TensorArg x, MaskArg mask) {
   return guarded([&] { attn::masked_softmax_in_place(x.out(), mask.to_mask()); });
 }
 
-std::string score(std::string fn, TensorArg q, TensorArg k, ScoreParamsArg params, TensorArg out) {
+Status score(std::string fn, TensorArg q, TensorArg k, ScoreParamsArg params, TensorArg out) {
   return guarded([&] {
-    attn::score(attn::parse_score_function(fn), q.in(), k.in(), params.to_params(q.cols, k.cols),
-                out.out());
+    attn::score(attn::parse_score_function(fn), q.in(), k.in(), params.to_params(), out.out());
   });
 }
 
-std::string bmm(TensorArg a, TensorArg b, TensorArg out) {
+Status bmm(TensorArg a, TensorArg b, TensorArg out) {
   return guarded([&] { attn::bmm(a.in(), b.in(), out.out()); });
 }
 
-std::string scaledDotProductAttention(TensorArg q, TensorArg k, TensorArg v, MaskArg mask,
-                                      AttentionArg options, TensorArg out, TensorArg weights) {
+Status scaledDotProductAttention(TensorArg q, TensorArg k, TensorArg v, MaskArg mask,
+                                 AttentionArg options, TensorArg out, TensorArg weights) {
   return guarded([&] {
     const attn::MutableBatch weight_view = weights.out();
     attn::scaled_dot_product_attention(q.in(), k.in(), v.in(), options.to_options(mask), out.out(),
@@ -153,14 +166,12 @@ std::string scaledDotProductAttention(TensorArg q, TensorArg k, TensorArg v, Mas
   });
 }
 
-std::string additiveAttention(TensorArg q, TensorArg k, TensorArg v, ScoreParamsArg params,
-                              MaskArg mask, AttentionArg options, TensorArg out,
-                              TensorArg weights) {
+Status additiveAttention(TensorArg q, TensorArg k, TensorArg v, ScoreParamsArg params, MaskArg mask,
+                         AttentionArg options, TensorArg out, TensorArg weights) {
   return guarded([&] {
     const attn::MutableBatch weight_view = weights.out();
-    attn::additive_attention(q.in(), k.in(), v.in(), params.to_params(q.cols, k.cols),
-                             options.to_options(mask), out.out(),
-                             weights.data ? &weight_view : nullptr);
+    attn::additive_attention(q.in(), k.in(), v.in(), params.to_params(), options.to_options(mask),
+                             out.out(), weights.data ? &weight_view : nullptr);
   });
 }
 
@@ -180,10 +191,9 @@ void copy_out(const std::vector<float>& from, uintptr_t to) {
   copy_out(from.data(), from.size(), to);
 }
 
-std::string scaledDotProductAttentionBackward(TensorArg q, TensorArg k, TensorArg v,
-                                              TensorArg grad_output, MaskArg mask,
-                                              AttentionArg options, TensorArg dq, TensorArg dk,
-                                              TensorArg dv) {
+Status scaledDotProductAttentionBackward(TensorArg q, TensorArg k, TensorArg v,
+                                         TensorArg grad_output, MaskArg mask, AttentionArg options,
+                                         TensorArg dq, TensorArg dk, TensorArg dv) {
   return guarded([&] {
     attn::scaled_dot_product_attention_backward(q.in(), k.in(), v.in(), grad_output.in(),
                                                 options.to_options(mask), dq.out(), dk.out(),
@@ -192,14 +202,14 @@ std::string scaledDotProductAttentionBackward(TensorArg q, TensorArg k, TensorAr
 }
 
 // dWq [h, dq], dWk [h, dk], dwv [h]: heap buffers JS allocated.
-std::string additiveAttentionBackward(TensorArg q, TensorArg k, TensorArg v, ScoreParamsArg params,
-                                      TensorArg grad_output, MaskArg mask, AttentionArg options,
-                                      TensorArg dq, TensorArg dk, TensorArg dv, uintptr_t dWq,
-                                      uintptr_t dWk, uintptr_t dwv) {
+Status additiveAttentionBackward(TensorArg q, TensorArg k, TensorArg v, ScoreParamsArg params,
+                                 TensorArg grad_output, MaskArg mask, AttentionArg options,
+                                 TensorArg dq, TensorArg dk, TensorArg dv, uintptr_t dWq,
+                                 uintptr_t dWk, uintptr_t dwv) {
   return guarded([&] {
-    const auto gradients = attn::additive_attention_backward(
-        copy_in(q), copy_in(k), copy_in(v), params.to_params(q.cols, k.cols), copy_in(grad_output),
-        options.to_options(mask));
+    const auto gradients =
+        attn::additive_attention_backward(copy_in(q), copy_in(k), copy_in(v), params.to_params(),
+                                          copy_in(grad_output), options.to_options(mask));
     copy_out(gradients.dq.data, dq.data);
     copy_out(gradients.dk.data, dk.data);
     copy_out(gradients.dv.data, dv.data);
@@ -210,7 +220,7 @@ std::string additiveAttentionBackward(TensorArg q, TensorArg k, TensorArg v, Sco
   });
 }
 
-std::string positionalEncoding(int n, int d, uintptr_t out) {
+Status positionalEncoding(int n, int d, uintptr_t out) {
   return guarded([&] {
     const attn::Matrix encoding = attn::positional_encoding(n, d);
     std::copy(encoding.data(), encoding.data() + encoding.size(), reinterpret_cast<float*>(out));
@@ -220,7 +230,7 @@ std::string positionalEncoding(int n, int d, uintptr_t out) {
 // Holds one attn::MultiHeadAttention; JS owns the handle and deletes it in dispose().
 class MultiHeadHandle {
  public:
-  std::string init(int embed_dim, int num_heads, int kdim, int vdim, bool bias) {
+  Status init(int embed_dim, int num_heads, int kdim, int vdim, bool bias) {
     return guarded([&] {
       mha_.emplace(attn::MultiHeadConfig{embed_dim, num_heads, kdim, vdim, bias});
     });
@@ -241,7 +251,7 @@ class MultiHeadHandle {
   }
 
   // rows, cols: the parameter's shape; cols < 0 for a 1-D bias.
-  std::string setParameter(std::string name, uintptr_t data, int rows, int cols) {
+  Status setParameter(std::string name, uintptr_t data, int rows, int cols) {
     return guarded([&] {
       std::vector<Index> shape{rows};
       if (cols >= 0) shape.push_back(cols);
@@ -249,19 +259,19 @@ class MultiHeadHandle {
     });
   }
 
-  std::string resetParameters(double seed) {
+  Status resetParameters(double seed) {
     return guarded([&] { mha_->reset_parameters(static_cast<uint64_t>(seed)); });
   }
 
   // Every parameter, in the order parameterSpecs() lists, back to back from `out`.
-  std::string stateDict(uintptr_t out) const {
+  Status stateDict(uintptr_t out) const {
     return guarded([&] { copy_entries(mha_->state_dict(), out); });
   }
 
   // d_parameters go to `grad_parameters` as stateDict() lays parameters out.
-  std::string backward(TensorArg query, TensorArg key, TensorArg value, TensorArg grad_output,
-                       MaskArg mask, TensorArg d_query, TensorArg d_key, TensorArg d_value,
-                       uintptr_t grad_parameters) const {
+  Status backward(TensorArg query, TensorArg key, TensorArg value, TensorArg grad_output,
+                  MaskArg mask, TensorArg d_query, TensorArg d_key, TensorArg d_value,
+                  uintptr_t grad_parameters) const {
     return guarded([&] {
       attn::MultiHeadForwardOptions options;
       options.mask = mask.to_mask();
@@ -274,8 +284,8 @@ class MultiHeadHandle {
     });
   }
 
-  std::string forward(TensorArg query, TensorArg key, TensorArg value, MaskArg mask,
-                      bool average_weights, TensorArg out, TensorArg weights) const {
+  Status forward(TensorArg query, TensorArg key, TensorArg value, MaskArg mask,
+                 bool average_weights, TensorArg out, TensorArg weights) const {
     return guarded([&] {
       attn::MultiHeadForwardOptions options;
       options.mask = mask.to_mask();
@@ -315,6 +325,7 @@ EMSCRIPTEN_BINDINGS(attention) {
       .field("causal", &MaskArg::causal)
       .field("fill", &MaskArg::fill);
   value_object<AttentionArg>("AttentionArg")
+      .field("hasScale", &AttentionArg::hasScale)
       .field("scale", &AttentionArg::scale)
       .field("dropout", &AttentionArg::dropout)
       .field("seed", &AttentionArg::seed);
@@ -322,8 +333,8 @@ EMSCRIPTEN_BINDINGS(attention) {
       .field("Wq", &ScoreParamsArg::Wq)
       .field("Wk", &ScoreParamsArg::Wk)
       .field("wv", &ScoreParamsArg::wv)
-      .field("W", &ScoreParamsArg::W)
-      .field("hidden", &ScoreParamsArg::hidden);
+      .field("W", &ScoreParamsArg::W);
+  value_object<Status>("Status").field("kind", &Status::kind).field("message", &Status::message);
 
   function("kernelRegression", &kernelRegression);
   function("leaveOneOut", &leaveOneOut);

@@ -23,6 +23,8 @@ void detail::check_attention_options(const AttentionOptions& options) {
 
 void detail::attend(const ScoreFiller& fill_scores, ConstBatch v, const AttentionOptions& options,
                     Index batch_heads, MutableBatch output, const MutableBatch* weights) {
+  // No score matrix at all: nothing to compute, and no [nq, nk] scratch to allocate for it.
+  if (output.batch == 0) return;
   const Index nq = output.rows, nk = v.rows;
   const Index batch = output.batch / batch_heads;
   Matrix scratch(nq, nk);

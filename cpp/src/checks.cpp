@@ -15,7 +15,10 @@ std::string shape_string(const std::vector<Index>& shape) {
   return out + "]";
 }
 
+// NaN and the infinities are spelled as JavaScript does, since these messages reach JS users.
 std::string number_string(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);
   return text;

@@ -29,6 +29,7 @@ const memories = [];
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadAttention } from '../../dist/index.js';
 import { plainJsAttention } from '../../web/src/bench/plain-js.js';
+import { uniform } from '../../web/src/ui/random.js';
 import { checked, checkRows, expectClose, loadMhaPeers, loadPeers, mhaReference, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
 import { nativeResults } from './native.js';
 import { renderChart } from './chart.js';
@@ -44,16 +45,10 @@ const LONG_N = 32768, LONG_D = 64;
 const GOAL = 1.35; // our SIMD build's GFLOP/s over the best peer's
 const SIMD = 'ours: wasm SIMD', SCALAR = 'ours: wasm scalar';
 
+// Uniform in [-scale, scale) from the page's seeded generator (one mulberry32 for page and bench).
 function random(count, seed, scale = 1) {
-  let state = seed >>> 0;
-  const data = new Float32Array(count);
-  for (let i = 0; i < count; i++) {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
-    data[i] = ((((t ^ (t >>> 14)) >>> 0) / 4294967296) * 2 - 1) * scale;
-  }
-  return data;
+  const next = uniform(seed);
+  return Float32Array.from({ length: count }, () => (next() * 2 - 1) * scale);
 }
 
 const attentionTask = (n, d) => {

@@ -419,3 +419,16 @@ TEST_CASE("Additive attention honours per-query valid lengths and the view overl
                            &weights_view);
   check_additive(weights, out, q, k, v, params, options.mask);
 }
+
+TEST_CASE("A batch of 0 with a huge nq x nk computes nothing and allocates no score scratch",
+          "[sdpa]") {
+  // 2^20 x 2^20 float scores would be 4 TiB: asking for them throws std::bad_alloc.
+  const Index n = Index{1} << 20;
+  const attn::ConstBatch q{nullptr, 0, n, 8}, k{nullptr, 0, n, 8}, v{nullptr, 0, n, 8};
+  const attn::MutableBatch output{nullptr, 0, n, 8}, weights{nullptr, 0, n, n};
+  AttentionOptions options;
+  options.dropout = 0.5f;  // the unfused path, which keeps an [nq, nk] scratch per call
+  REQUIRE_NOTHROW(attn::scaled_dot_product_attention(q, k, v, options, output, &weights));
+  const attn::ScoreParams params{attn::Matrix(2, 8), attn::Matrix(2, 8), attn::Vector(2), {}};
+  REQUIRE_NOTHROW(attn::additive_attention(q, k, v, params, options, output, nullptr));
+}

@@ -98,7 +98,7 @@ const CASES = {
     ['q null', (a) => a.scaledDotProductAttention(null, k, v), TypeError, [/^q:/]],
     ['k of another width', (a) => a.scaledDotProductAttention(q, randomTensor(rng, [2, 5, 3]), v), RangeError, [/^k: expected shape \[2, \*, 4\], got \[2, 5, 3\]/]],
     ['v with another number of rows', (a) => a.scaledDotProductAttention(q, k, randomTensor(rng, [2, 4, 6])), RangeError, [/^v: expected shape \[2, 5, \*\], got \[2, 4, 6\]/]],
-    ['dropout 1', (a) => a.scaledDotProductAttention(q, k, v, { dropout: 1 }), RangeError, [/^dropout: expected a number in \[0, 1\), got 1/]],
+    ['dropout 1', (a) => a.scaledDotProductAttention(q, k, v, { dropout: 1 }), RangeError, [/^dropout: expected a probability in \[0, 1\), got 1$/]],
     ['dropout -0.1', (a) => a.scaledDotProductAttention(q, k, v, { dropout: -0.1 }), RangeError, [/^dropout:/, /-0\.1/]],
     ['dropout NaN', (a) => a.scaledDotProductAttention(q, k, v, { dropout: NaN }), RangeError, [/^dropout:/, /NaN/]],
     ['dropout a string', (a) => a.scaledDotProductAttention(q, k, v, { dropout: '0.1' }), TypeError, [/^dropout:/]],
@@ -203,7 +203,7 @@ CASES['absurd sizes'] = [
   ['q declared [1, 2^31, 4] over 4 values', (a) => a.scaledDotProductAttention({ data: new Float32Array(4), shape: [1, huge, 4] }, k, v), RangeError, [/^q: shape \[1, 2147483648, 4\] holds 8589934592 values, but data has 4/]],
   ['score of 2^16 x 2^16 (d = 0)', (a) => a.score(tensor([], [1, 2 ** 16, 0]), tensor([], [1, 2 ** 16, 0])), RangeError, [/^scores\b/, /65536/]],
   ['bmm to [1, 2^16, 2^16]', (a) => a.bmm(tensor([], [1, 2 ** 16, 0]), tensor([], [1, 0, 2 ** 16])), RangeError, [/^output\b/, /65536/]],
-  ['kernel-regression weights of 2^16 x 2^16 (dx = 0)', (a) => a.kernelRegression({ keys: tensor([], [2 ** 16, 0]), values: tensor(new Float32Array(2 ** 16), [2 ** 16]), queries: tensor([], [2 ** 16, 0]) }), RangeError, [/^weights\b/, /65536/]],
+  ['kernel-regression weights of 2^16 x 2^16 (dx = 0)', (a) => a.kernelRegression({ keys: tensor([], [2 ** 16, 0]), values: tensor(new Float32Array(2 ** 16), [2 ** 16]), queries: tensor([], [2 ** 16, 0]), weights: true }), RangeError, [/^weights\b/, /65536/, /limit of 4032 MiB/]],
   ['multi-head key declared [1, 2^30, 1] over 1 value', (a) => {
     const mha = new a.MultiHeadAttention({ embedDim: 1, numHeads: 1 });
     try {

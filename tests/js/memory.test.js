@@ -76,11 +76,14 @@ for (const attn of backends) {
       const emptyQuery = tensor([], [1, 1, 0]);
       const manyKeys = tensor([], [1, n / 4, 0]);
       const square = tensor([], [1, 512, 0]);
-      const values512 = tensor(new Float32Array(512), [1, 512, 1]);
+      const values511 = tensor(new Float32Array(511), [1, 511, 1]);
       const lens = new Int32Array(4096).fill(3);
-      const scores = tensor(new Float32Array(4096 * 4), [1, 4096, 4]);
+      const queries4096 = tensor([], [1, 4096, 0]);
+      const keys4 = tensor([], [1, 4, 0]);
+      const values3 = tensor(new Float32Array(3), [1, 3, 1]);
       const mha = new attn.MultiHeadAttention({ embedDim: 1, numHeads: 1 });
       const keyN = { data: wide, shape: [1, n, 1] };
+      const valueShort = { data: wide.subarray(1), shape: [1, n - 1, 1] };
       const bigMask = new Float32Array(n);
       let failures = 0;
       const kinds = [
@@ -88,19 +91,19 @@ for (const attn of backends) {
         () => attn.scaledDotProductAttention(one, one, { data: quarter, shape: [1, 1, n / 4] }),
         // success: 256 KiB of scores out
         () => attn.score(emptyQuery, manyKeys),
-        // failure after a 1 MiB additive mask went into the heap (fill is checked last)
-        () => attn.scaledDotProductAttention(square, square, values512, { mask: bigMask, fill: NaN }),
-        // failure after 1 MiB key-sized attnMask went in (keyPaddingMask is checked after it)
-        () => mha.forward(tensor([1], [1, 1, 1]), keyN, keyN, { attnMask: bigMask, keyPaddingMask: new Uint8Array(3) }),
-        // failure after 16 KiB of per-query valid lengths went in
-        () => attn.maskedSoftmax(scores, lens, { fill: NaN }),
+        // failure in the core (v's rows) after a 1 MiB additive mask went into the heap
+        () => attn.scaledDotProductAttention(square, square, values511, { mask: bigMask }),
+        // failure in the core (value's rows) after 2 MiB of key and attnMask went in
+        () => mha.forward(tensor([1], [1, 1, 1]), keyN, valueShort, { attnMask: bigMask }),
+        // failure in the core (v's rows) after 16 KiB of per-query valid lengths went in
+        () => attn.scaledDotProductAttention(queries4096, keys4, values3, { validLens: lens }),
         // success: a multi-head instance created, used and disposed
         () => {
           const m = new attn.MultiHeadAttention({ embedDim: 16, numHeads: 4 }).resetParameters(3);
           m.forward(tensor(new Float32Array(2 * 4 * 16).fill(0.1), [2, 4, 16]));
           m.dispose();
         },
-        // failure inside the core: the weights of embedDim 2^20 cannot be allocated
+        // failure before anything is allocated: the weights of embedDim 2^20 exceed the heap
         () => new attn.MultiHeadAttention({ embedDim: 2 ** 20, numHeads: 1 }),
       ];
       const run = (times) => {

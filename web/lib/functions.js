@@ -1,212 +1,274 @@
-// The stateless functions of the API, each: check the arguments, copy them into the wasm heap,
-// call the core, copy the result out into fresh JS-owned arrays.
+// The stateless functions of the API, each: read its arguments once into records
+// (arguments.js, mask.js), copy them into the wasm heap, call the core, map its status, copy the
+// result out into fresh JS-owned arrays (heap.js). Checks that relate one argument to another
+// are the core's (see the top of arguments.js). A new function takes the same three steps:
+//   const o = readOptions('options', options, [...]); const x = readBatch('x', x); ...readMask(o, dims)
+//   const out = output('output', shape);
+//   return withHeap(module, [x, ...mask.buffers, out], (scope) => { check(module.f(...)); return scope.take(...); });
 
-import { check, withHeap } from './heap.js';
-import { prepareMask } from './mask.js';
 import {
-  checkAllocation, checkBoolean, checkChoice, checkNumber, checkSize, checkTensor, describe, tensor,
-} from './tensor.js';
+  MAX_SIZE, ownRecord, readBatch, readBoolean, readFloat32, readOptions, readSize, readString,
+  readTensor, describe, typedArrayType,
+} from './arguments.js';
+import { check, output, withHeap } from './heap.js';
+import { MASK_OPTIONS, maskArg, readMask } from './mask.js';
+import { NO_TENSOR, tensorArg } from './tensor.js';
 
 export const KERNELS = ['gaussian', 'boxcar', 'epanechnikov', 'constant'];
 export const SCORE_FUNCTIONS = ['dot', 'scaled-dot', 'neg-sq-dist', 'additive', 'general'];
 
-const arg = (data, shape) => {
-  const [batch, rows, cols] = shape.length === 3 ? shape : [1, ...shape];
-  return { data, batch, rows, cols };
-};
-
 // A [n, d] matrix, or a vector [n] read as [n, 1] (1-D kernel regression).
-function asMatrix(name, value) {
-  const shape = checkTensor(name, value, null);
-  if (shape.length === 1) return { data: value.data, shape: [shape[0], 1] };
-  if (shape.length !== 2) {
-    throw new RangeError(`${name}: expected shape [n, d] or [n], got [${shape.join(', ')}]`);
+function readMatrix(name, value) {
+  const record = readTensor(name, value);
+  const { shape } = record;
+  if (shape.length === 1) return { ...record, shape: [shape[0], 1] };
+  if (shape.length !== 2) throw new RangeError(`${name}: expected shape [n, d] or [n], got [${shape.join(', ')}]`);
+  return record;
+}
+
+// The options of both attention functions besides the mask. Ranges are the core's (dropout in
+// [0, 1), scale finite); seed and scale's absence are encoded here.
+const ATTENTION_OPTIONS = [...MASK_OPTIONS, 'scale', 'dropout', 'seed', 'weights'];
+function readAttentionOptions(o) {
+  const scale = o.scale ?? undefined;
+  return {
+    hasScale: scale !== undefined,
+    scale: scale === undefined ? 0 : readFloat32('scale', scale),
+    dropout: readFloat32('dropout', o.dropout, 0),
+    seed: readSize('seed', o.seed ?? 0, Number.MAX_SAFE_INTEGER),
+    weights: readBoolean('weights', o.weights, false),
+  };
+}
+
+// The score parameters `fn` needs, read as records; their shapes against q and k are the
+// core's to check. Returns the records (for the heap) in ScoreParamsArg order.
+function readScoreParams(fn, o) {
+  if (fn === 'additive') {
+    const wv = readTensor('wv', o.wv, { expected: [-1] });
+    return { wv, Wq: readTensor('Wq', o.Wq, { expected: [-1, -1] }), Wk: readTensor('Wk', o.Wk, { expected: [-1, -1] }) };
   }
-  return { data: value.data, shape };
+  if (fn === 'general') return { W: readTensor('W', o.W, { expected: [-1, -1] }) };
+  return {};
 }
 
-function checkRank3(name, value, expected = [-1, -1, -1]) {
-  return checkTensor(name, value, expected);
+function scoreParamsArg(scope, params) {
+  const put = (record) => (record ? tensorArg(scope.put(record), record.shape) : NO_TENSOR);
+  return { Wq: put(params.Wq), Wk: put(params.Wk), wv: put(params.wv), W: put(params.W) };
 }
 
-function checkAttentionOptions(options) {
-  const { scale, dropout = 0, seed = 0, weights = false } = options;
-  if (scale != null) checkNumber('scale', scale, { min: -Infinity, max: Infinity, minOpen: true, maxOpen: true });
-  checkNumber('dropout', dropout, { min: 0, max: 1, maxOpen: true });
-  checkSize('seed', seed, Number.MAX_SAFE_INTEGER);
-  checkBoolean('weights', weights);
-  return { scale: scale ?? NaN, dropout, seed, weights };
-}
-
-function checkOptions(name, options) {
-  if (options === undefined) return {};
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${name}: expected an options object, got ${describe(options)}`);
+// bandwidths: a non-empty number[] or Float32Array, copied; each a float32 > 0 and finite.
+function readBandwidths(value) {
+  let list;
+  if (Array.isArray(value)) {
+    const count = value.length;
+    if (count > MAX_SIZE) throw new RangeError(`bandwidths: expected at most ${MAX_SIZE} bandwidths, got ${count}`);
+    list = [];
+    for (let i = 0; i < count; i++) list.push(value[i]);
+  } else if (typedArrayType(value) === 'Float32Array') {
+    list = Array.from(readTensor('bandwidths', value, { bare: true }).data);
   }
-  return options;
+  if (!list || list.length === 0) {
+    throw new TypeError(`bandwidths: expected a non-empty array of numbers, got ${describe(value)}`);
+  }
+  const bandwidths = Float32Array.from(list, (b, i) => {
+    readFloat32(`bandwidths[${i}]`, b);
+    // The core checks this too, but its message cannot say which entry.
+    if (!(b > 0 && b < Infinity)) throw new RangeError(`bandwidths[${i}]: expected a number in (0, Infinity), got ${b}`);
+    return b;
+  });
+  return ownRecord('bandwidths', bandwidths);
 }
 
 export function createFunctions(module) {
   function kernelRegression(args) {
-    const { keys, values, queries, kernel = 'gaussian', bandwidth = 1, weights = false } = checkOptions('kernelRegression', args);
-    const k = asMatrix('keys', keys);
-    const v = asMatrix('values', values);
-    const q = asMatrix('queries', queries);
-    const [n, dx] = k.shape;
-    const [m] = q.shape;
-    const dy = v.shape[1];
-    checkTensor('values', v, [n, -1]);
-    checkTensor('queries', q, [-1, dx]);
-    checkChoice('kernel', kernel, KERNELS);
-    checkNumber('bandwidth', bandwidth, { min: 0, max: Infinity, minOpen: true, maxOpen: true });
-    checkBoolean('weights', weights);
-    checkAllocation('weights', [m, n]);
-    return withHeap(module, (scope) => {
-      const out = scope.alloc(m * dy);
-      const w = scope.alloc(m * n);
-      check(module.kernelRegression(arg(scope.put(k.data), k.shape), arg(scope.put(v.data), v.shape),
-        arg(scope.put(q.data), q.shape), kernel, bandwidth, arg(out, [m, dy]), arg(w, [m, n])));
-      const result = { output: tensor(scope.take(out, m * dy), [m, dy]) };
-      if (weights) result.weights = tensor(scope.take(w, m * n), [m, n]);
+    const o = readOptions('kernelRegression', args, ['keys', 'values', 'queries', 'kernel', 'bandwidth', 'weights']);
+    const keys = readMatrix('keys', o.keys);
+    const values = readMatrix('values', o.values);
+    const queries = readMatrix('queries', o.queries);
+    const kernel = readString('kernel', o.kernel, 'gaussian', KERNELS);
+    const bandwidth = readFloat32('bandwidth', o.bandwidth, 1);
+    const needWeights = readBoolean('weights', o.weights, false);
+    const [m] = queries.shape;
+    const out = output('output', [m, values.shape[1]]);
+    // Without `weights: true` no [m, n] buffer is asked for (or checked against the heap).
+    const weights = needWeights ? output('weights', [m, keys.shape[0]]) : null;
+    return withHeap(module, [keys, values, queries, out, weights].filter(Boolean), (scope) => {
+      const outPointer = scope.alloc(out);
+      const weightsPointer = weights ? scope.alloc(weights) : 0;
+      check(module.kernelRegression(
+        tensorArg(scope.put(keys), keys.shape), tensorArg(scope.put(values), values.shape),
+        tensorArg(scope.put(queries), queries.shape), kernel, bandwidth, tensorArg(outPointer, out.shape),
+        weights ? tensorArg(weightsPointer, weights.shape) : NO_TENSOR,
+      ));
+      const result = { output: scope.take(outPointer, out) };
+      if (weights) result.weights = scope.take(weightsPointer, weights);
       return result;
     });
   }
 
   function leaveOneOut(args) {
-    const { keys, values, kernel = 'gaussian', bandwidths } = checkOptions('leaveOneOut', args);
-    const k = asMatrix('keys', keys);
-    const v = asMatrix('values', values);
-    checkTensor('values', v, [k.shape[0], -1]);
-    checkChoice('kernel', kernel, KERNELS);
-    if (!(Array.isArray(bandwidths) || bandwidths instanceof Float32Array) || bandwidths.length === 0) {
-      throw new TypeError(`bandwidths: expected a non-empty array of numbers, got ${describe(bandwidths)}`);
-    }
-    const list = Float32Array.from(bandwidths, (b, i) =>
-      checkNumber(`bandwidths[${i}]`, b, { min: 0, max: Infinity, minOpen: true, maxOpen: true }));
-    return withHeap(module, (scope) => {
-      const errors = scope.alloc(list.length);
-      const best = scope.alloc(1);
-      check(module.leaveOneOut(arg(scope.put(k.data), k.shape), arg(scope.put(v.data), v.shape),
-        kernel, scope.put(list), list.length, errors, best));
-      return { errors: scope.take(errors, list.length), best: scope.take(best, 1)[0] };
+    const o = readOptions('leaveOneOut', args, ['keys', 'values', 'kernel', 'bandwidths']);
+    const keys = readMatrix('keys', o.keys);
+    const values = readMatrix('values', o.values);
+    const kernel = readString('kernel', o.kernel, 'gaussian', KERNELS);
+    const bandwidths = readBandwidths(o.bandwidths);
+    const errors = output('errors', [bandwidths.count]);
+    const best = output('best', [1]);
+    return withHeap(module, [keys, values, bandwidths, errors, best], (scope) => {
+      const errorsPointer = scope.alloc(errors);
+      const bestPointer = scope.alloc(best);
+      check(module.leaveOneOut(tensorArg(scope.put(keys), keys.shape), tensorArg(scope.put(values), values.shape),
+        kernel, scope.put(bandwidths), bandwidths.count, errorsPointer, bestPointer));
+      return { errors: scope.take(errorsPointer, errors).data, best: scope.take(bestPointer, best).data[0] };
     });
   }
 
   function softmax(x) {
-    const shape = checkTensor('x', x, null);
+    const record = readTensor('x', x);
+    const { shape } = record;
     if (shape.length === 0) throw new RangeError('x: expected at least one axis, got shape []');
     const cols = shape[shape.length - 1];
-    const rows = cols === 0 ? 0 : x.data.length / cols;
-    return withHeap(module, (scope) => {
-      const pointer = scope.put(x.data);
-      check(module.softmax(arg(pointer, [rows, cols])));
-      return tensor(scope.take(pointer, x.data.length), [...shape]);
+    const rows = cols === 0 ? 0 : record.count / cols;
+    // In place: the result takes x's buffer in the heap.
+    return withHeap(module, [record], (scope) => {
+      const pointer = scope.put(record);
+      check(module.softmax(tensorArg(pointer, [rows, cols])));
+      return scope.take(pointer, output('x', shape));
     });
   }
 
   function maskedSoftmax(x, validLens, options) {
-    const shape = checkRank3('x', x);
-    const [batch, nq, nk] = shape;
-    const { fill } = checkOptions('options', options);
-    return withHeap(module, (scope) => {
-      const mask = prepareMask(scope, { validLens, fill }, { batch, nq, nk });
-      const pointer = scope.put(x.data);
-      check(module.maskedSoftmax(arg(pointer, shape), mask));
-      return tensor(scope.take(pointer, x.data.length), [...shape]);
+    const { fill } = readOptions('options', options, ['fill']);
+    const record = readBatch('x', x);
+    const [batch, nq, nk] = record.shape;
+    const mask = readMask({ validLens, fill }, { batch, nq, nk });
+    return withHeap(module, [record, ...mask.buffers], (scope) => {
+      const arg = maskArg(scope, mask);
+      const pointer = scope.put(record);
+      check(module.maskedSoftmax(tensorArg(pointer, record.shape), arg));
+      return scope.take(pointer, output('x', record.shape));
     });
   }
 
-  // The score parameters `fn` needs, checked against q [.., dq] and k [.., dk].
-  function scoreParams(scope, fn, options, dq, dk) {
-    const params = { Wq: 0, Wk: 0, wv: 0, W: 0, hidden: 0 };
-    if (fn === 'additive') {
-      const [hidden] = checkTensor('wv', options.wv, [-1]);
-      checkTensor('Wq', options.Wq, [hidden, dq]);
-      checkTensor('Wk', options.Wk, [hidden, dk]);
-      Object.assign(params, { Wq: scope.put(options.Wq.data), Wk: scope.put(options.Wk.data), wv: scope.put(options.wv.data), hidden });
-    } else if (fn === 'general') {
-      checkTensor('W', options.W, [dq, dk]);
-      params.W = scope.put(options.W.data);
-    }
-    return params;
-  }
-
   function score(q, k, options) {
-    const opts = checkOptions('options', options);
-    const fn = checkChoice('fn', opts.fn ?? 'scaled-dot', SCORE_FUNCTIONS);
-    const [batch, nq, dq] = checkRank3('q', q);
-    const sameWidth = !['additive', 'general'].includes(fn);
-    const [, nk, dk] = checkRank3('k', k, [batch, -1, sameWidth ? dq : -1]);
-    checkAllocation('scores', [batch, nq, nk]);
-    return withHeap(module, (scope) => {
-      const params = scoreParams(scope, fn, opts, dq, dk);
-      const out = scope.alloc(batch * nq * nk);
-      check(module.score(fn, arg(scope.put(q.data), q.shape), arg(scope.put(k.data), k.shape), params, arg(out, [batch, nq, nk])));
-      return tensor(scope.take(out, batch * nq * nk), [batch, nq, nk]);
+    const o = readOptions('options', options, ['fn', 'Wq', 'Wk', 'wv', 'W']);
+    const fn = readString('fn', o.fn, 'scaled-dot', SCORE_FUNCTIONS);
+    const qr = readBatch('q', q);
+    const kr = readBatch('k', k);
+    const params = readScoreParams(fn, o);
+    const scores = output('scores', [qr.shape[0], qr.shape[1], kr.shape[1]]);
+    return withHeap(module, [qr, kr, ...Object.values(params), scores], (scope) => {
+      const pointer = scope.alloc(scores);
+      check(module.score(fn, tensorArg(scope.put(qr), qr.shape), tensorArg(scope.put(kr), kr.shape),
+        scoreParamsArg(scope, params), tensorArg(pointer, scores.shape)));
+      return scope.take(pointer, scores);
     });
   }
 
   function bmm(a, b) {
-    const [batch, n, inner] = checkRank3('a', a);
-    const [, , m] = checkRank3('b', b, [batch, inner, -1]);
-    checkAllocation('output', [batch, n, m]);
-    return withHeap(module, (scope) => {
-      const out = scope.alloc(batch * n * m);
-      check(module.bmm(arg(scope.put(a.data), a.shape), arg(scope.put(b.data), b.shape), arg(out, [batch, n, m])));
-      return tensor(scope.take(out, batch * n * m), [batch, n, m]);
+    const ar = readBatch('a', a);
+    const br = readBatch('b', b);
+    const out = output('output', [ar.shape[0], ar.shape[1], br.shape[2]]);
+    return withHeap(module, [ar, br, out], (scope) => {
+      const pointer = scope.alloc(out);
+      check(module.bmm(tensorArg(scope.put(ar), ar.shape), tensorArg(scope.put(br), br.shape), tensorArg(pointer, out.shape)));
+      return scope.take(pointer, out);
     });
   }
 
-  // The shared tail of the two attention functions: masks, buffers, call, copy out.
-  function attend(q, k, v, opts, call) {
-    const [batch, nq] = q.shape;
-    const [, nk] = k.shape;
-    const [, , dv] = checkRank3('v', v, [batch, nk, -1]);
-    const { scale, dropout, seed, weights } = checkAttentionOptions(opts);
-    if (weights) checkAllocation('weights', [batch, nq, nk]);
-    checkAllocation('output', [batch, nq, dv]);
-    return withHeap(module, (scope) => {
-      const mask = prepareMask(scope, opts, { batch, nq, nk });
-      const out = scope.alloc(batch * nq * dv);
-      const w = weights ? scope.alloc(batch * nq * nk) : 0;
-      check(call(scope, mask, { scale, dropout, seed }, arg(out, [batch, nq, dv]), arg(w, [batch, nq, nk])));
-      const result = { output: tensor(scope.take(out, batch * nq * dv), [batch, nq, dv]) };
-      if (weights) result.weights = tensor(scope.take(w, batch * nq * nk), [batch, nq, nk]);
+  // What both attention functions and their backward passes read: q, k, v, the options, the
+  // score parameters (additive) and the mask.
+  function readAttention(q, k, v, options, fn, extraKeys = []) {
+    const keys = fn === 'additive' ? [...ATTENTION_OPTIONS, 'Wq', 'Wk', 'wv'] : ATTENTION_OPTIONS;
+    const o = readOptions('options', options, [...keys, ...extraKeys]);
+    const qr = readBatch('q', q);
+    const kr = readBatch('k', k);
+    const vr = readBatch('v', v);
+    const params = fn === 'additive' ? readScoreParams('additive', o) : {};
+    const settings = readAttentionOptions(o);
+    const [batch, nq] = qr.shape;
+    const nk = kr.shape[1];
+    const mask = readMask(o, { batch, nq, nk });
+    return { qr, kr, vr, params, settings, mask, batch, nq, nk, dv: vr.shape[2] };
+  }
+
+  // The heap arguments shared by a forward and a backward call: q, k, v as TensorArgs, the
+  // score parameters (additive only), the mask and the AttentionArg.
+  function attentionArgs(scope, call) {
+    const { settings } = call;
+    return {
+      inputs: [call.qr, call.kr, call.vr].map((r) => tensorArg(scope.put(r), r.shape)),
+      params: scoreParamsArg(scope, call.params),
+      mask: maskArg(scope, call.mask),
+      options: { hasScale: settings.hasScale, scale: settings.scale, dropout: settings.dropout, seed: settings.seed },
+    };
+  }
+
+  // Both attention functions: read, then one core call with masks, buffers and results.
+  function attention(q, k, v, options, fn) {
+    const call = readAttention(q, k, v, options, fn);
+    const { batch, nq, nk } = call;
+    const out = output('output', [batch, nq, call.dv]);
+    const weights = call.settings.weights ? output('weights', [batch, nq, nk]) : null;
+    const buffers = [call.qr, call.kr, call.vr, ...Object.values(call.params), ...call.mask.buffers, out, weights];
+    return withHeap(module, buffers.filter(Boolean), (scope) => {
+      const outPointer = scope.alloc(out);
+      const weightsPointer = weights ? scope.alloc(weights) : 0;
+      const a = attentionArgs(scope, call);
+      const tail = [a.mask, a.options, tensorArg(outPointer, out.shape), weights ? tensorArg(weightsPointer, weights.shape) : NO_TENSOR];
+      check(fn === 'additive'
+        ? module.additiveAttention(...a.inputs, a.params, ...tail)
+        : module.scaledDotProductAttention(...a.inputs, ...tail));
+      const result = { output: scope.take(outPointer, out) };
+      if (weights) result.weights = scope.take(weightsPointer, weights);
       return result;
     });
   }
 
-  function scaledDotProductAttention(q, k, v, options) {
-    const opts = checkOptions('options', options);
-    const [batch, , d] = checkRank3('q', q);
-    checkRank3('k', k, [batch, -1, d]);
-    return attend(q, k, v, opts, (scope, mask, attention, out, w) =>
-      module.scaledDotProductAttention(arg(scope.put(q.data), q.shape), arg(scope.put(k.data), k.shape),
-        arg(scope.put(v.data), v.shape), mask, attention, out, w));
+  const scaledDotProductAttention = (q, k, v, options) => attention(q, k, v, options, 'scaled-dot');
+  const additiveAttention = (q, k, v, options) => attention(q, k, v, options, 'additive');
+
+  // Gradients of sum(output * gradOutput): dq, dk, dv shaped like q, k, v (and, for additive
+  // attention, dWq, dWk, dwv shaped like the parameters). gradOutput must be shaped like the
+  // output; that check is here because the core names it grad_output.
+  function attentionBackward(q, k, v, gradOutput, options, fn) {
+    const call = readAttention(q, k, v, options, fn);
+    const grad = readTensor('gradOutput', gradOutput, { expected: [call.batch, call.nq, call.dv] });
+    const gradients = { dq: call.qr, dk: call.kr, dv: call.vr };
+    if (fn === 'additive') Object.assign(gradients, { dWq: call.params.Wq, dWk: call.params.Wk, dwv: call.params.wv });
+    const outputs = Object.entries(gradients).map(([name, like]) => output(name, like.shape));
+    const buffers = [call.qr, call.kr, call.vr, ...Object.values(call.params), grad, ...call.mask.buffers, ...outputs];
+    return withHeap(module, buffers, (scope) => {
+      const pointers = outputs.map((out) => scope.alloc(out));
+      const a = attentionArgs(scope, call);
+      const gradArg = tensorArg(scope.put(grad), grad.shape);
+      const [dq, dk, dv] = outputs.slice(0, 3).map((out, i) => tensorArg(pointers[i], out.shape));
+      check(fn === 'additive'
+        ? module.additiveAttentionBackward(...a.inputs, a.params, gradArg, a.mask, a.options, dq, dk, dv, ...pointers.slice(3))
+        : module.scaledDotProductAttentionBackward(...a.inputs, gradArg, a.mask, a.options, dq, dk, dv));
+      return Object.fromEntries(outputs.map((out, i) => [out.name, scope.take(pointers[i], out)]));
+    });
   }
 
-  function additiveAttention(q, k, v, options) {
-    const opts = checkOptions('options', options);
-    const [batch, , dq] = checkRank3('q', q);
-    const [, , dk] = checkRank3('k', k, [batch, -1, -1]);
-    return attend(q, k, v, opts, (scope, mask, attention, out, w) =>
-      module.additiveAttention(arg(scope.put(q.data), q.shape), arg(scope.put(k.data), k.shape),
-        arg(scope.put(v.data), v.shape), scoreParams(scope, 'additive', opts, dq, dk), mask, attention, out, w));
-  }
+  const scaledDotProductAttentionBackward = (q, k, v, gradOutput, options) =>
+    attentionBackward(q, k, v, gradOutput, options, 'scaled-dot');
+  const additiveAttentionBackward = (q, k, v, gradOutput, options) =>
+    attentionBackward(q, k, v, gradOutput, options, 'additive');
 
   function positionalEncoding(n, d) {
-    checkSize('n', n);
-    checkSize('d', d);
-    checkAllocation('output', [n, d]);
-    return withHeap(module, (scope) => {
-      const out = scope.alloc(n * d);
-      check(module.positionalEncoding(n, d, out));
-      return tensor(scope.take(out, n * d), [n, d]);
+    readSize('n', n);
+    readSize('d', d);
+    const out = output('output', [n, d]);
+    return withHeap(module, [out], (scope) => {
+      const pointer = scope.alloc(out);
+      check(module.positionalEncoding(n, d, pointer));
+      return scope.take(pointer, out);
     });
   }
 
   return {
     kernelRegression, leaveOneOut, softmax, maskedSoftmax, score, bmm,
     scaledDotProductAttention, additiveAttention, positionalEncoding,
+    scaledDotProductAttentionBackward, additiveAttentionBackward,
   };
 }

@@ -1,7 +1,44 @@
-// Moves data between JS and the wasm heap for one call. Every buffer a scope allocates is freed
-// when the scope ends, whatever happens in between, so a failed call leaks nothing.
+// Runs one core call: checks that its buffers fit in the wasm heap before allocating any, copies
+// the argument records in, allocates the outputs, maps the core's status to a JS error, copies
+// the results out into fresh JS-owned arrays, and frees every buffer whatever happens.
 
-export class HeapScope {
+import { shapeString, typedArrayLength } from './arguments.js';
+
+// The module is linked with -sMAXIMUM_MEMORY=4GB, the whole 32-bit address space; of that, the
+// buffers of one call get what the module's static data, stack and the core's scratch leave.
+const HEAP_LIMIT_BYTES = 2 ** 32 - 64 * 2 ** 20;
+const HEAP_LIMIT = '4032 MiB (4 GiB less 64 MiB kept for the module\'s own data, stack and scratch)';
+const BYTES = { Float32Array: 4, Int32Array: 4, Uint8Array: 1 };
+const HEAP_VIEWS = { Float32Array: 'HEAPF32', Int32Array: 'HEAP32', Uint8Array: 'HEAPU8' };
+const ARRAY_TYPES = { Float32Array, Int32Array, Uint8Array };
+
+const gib = (bytes) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
+
+/** An output buffer the call will allocate: { name, shape, type, count }. */
+export function output(name, shape, type = 'Float32Array') {
+  return { name, shape, type, count: shape.reduce((a, b) => a * b, 1) };
+}
+
+// The sum of every buffer the call puts in the heap must fit, or the call fails before the
+// first allocation; the message names the largest buffer, which is the one to shrink.
+function checkHeapLimit(buffers) {
+  let total = 0;
+  let largest;
+  for (const buffer of buffers) {
+    const bytes = buffer.count * BYTES[buffer.type];
+    total += bytes;
+    if (!largest || bytes > largest.bytes) largest = { ...buffer, bytes };
+  }
+  if (total >= HEAP_LIMIT_BYTES) {
+    const others = total - largest.bytes;
+    throw new RangeError(
+      `${largest.name}: shape ${shapeString(largest.shape)} needs ${gib(largest.bytes)}` +
+        `${others > 0 ? ` (and the call's other buffers ${gib(others)})` : ''}, more than the wasm heap's limit of ${HEAP_LIMIT}`,
+    );
+  }
+}
+
+class HeapScope {
   #module;
   #pointers = [];
 
@@ -9,32 +46,40 @@ export class HeapScope {
     this.#module = module;
   }
 
-  // Allocates `count` values of `ArrayType` and returns the address (0 for an empty buffer).
-  alloc(count, ArrayType = Float32Array) {
-    const bytes = count * ArrayType.BYTES_PER_ELEMENT;
+  #alloc(bytes) {
     if (bytes === 0) return 0;
     const pointer = this.#module._malloc(bytes) >>> 0;
     if (pointer === 0) {
-      throw new RangeError(`out of memory: could not allocate ${bytes} bytes in the wasm heap`);
+      throw new RangeError(`out of memory: could not allocate ${bytes} bytes in the wasm heap (limit 4 GiB, grown to ${gib(this.#module.HEAPU8.length)})`);
     }
     this.#pointers.push(pointer);
     return pointer;
   }
 
-  // Copies a typed array in; returns its address (0 for null or empty).
-  put(array) {
-    if (!array || array.length === 0) return 0;
-    const pointer = this.alloc(array.length, array.constructor);
+  /** Allocates an output buffer (see output()); returns its address, 0 when empty. */
+  alloc(buffer) {
+    return this.#alloc(buffer.count * BYTES[buffer.type]);
+  }
+
+  /** Copies an argument record in; returns its address (0 when empty). */
+  put(record) {
+    // The record's view is our own, but the caller's buffer under it may have been detached or
+    // shrunk by a getter that ran while later arguments were read.
+    if (typedArrayLength(record.data) !== record.count) {
+      throw new TypeError(`${record.name}: its buffer was detached or resized while the other arguments were read`);
+    }
+    const pointer = this.#alloc(record.count * BYTES[record.type]);
     // The heap views are re-created when memory grows, so they are read after the allocation.
-    heapFor(this.#module, array.constructor).set(array, pointer / array.BYTES_PER_ELEMENT);
+    if (pointer) this.#module[HEAP_VIEWS[record.type]].set(record.data, pointer / BYTES[record.type]);
     return pointer;
   }
 
-  // Copies `count` values at `pointer` out into a fresh JS-owned array.
-  take(pointer, count, ArrayType = Float32Array) {
-    if (count === 0) return new ArrayType(0);
-    const start = pointer / ArrayType.BYTES_PER_ELEMENT;
-    return heapFor(this.#module, ArrayType).slice(start, start + count);
+  /** Copies an output buffer out into a fresh JS-owned tensor { data, shape }. */
+  take(pointer, buffer) {
+    const ArrayType = ARRAY_TYPES[buffer.type];
+    if (buffer.count === 0) return { data: new ArrayType(0), shape: [...buffer.shape] };
+    const start = pointer / BYTES[buffer.type];
+    return { data: this.#module[HEAP_VIEWS[buffer.type]].slice(start, start + buffer.count), shape: [...buffer.shape] };
   }
 
   free() {
@@ -43,23 +88,12 @@ export class HeapScope {
   }
 }
 
-function heapFor(module, ArrayType) {
-  switch (ArrayType) {
-    case Float32Array:
-      return module.HEAPF32;
-    case Int32Array:
-      return module.HEAP32;
-    case Uint8Array:
-      return module.HEAPU8;
-    default:
-      throw new TypeError(`internal: no heap view for ${ArrayType.name}`);
-  }
-}
-
-// Runs `body(scope)` and frees the scope's buffers afterwards. A non-empty string returned by
-// the wasm side is the core's error message (its checks mirror ours, so it means a check here
-// was missed); it becomes a RangeError rather than a silent wrong answer.
-export function withHeap(module, body) {
+/**
+ * Runs `body(scope)` for one core call. `buffers` lists every argument record and output()
+ * the call will put in the heap; their total is checked against the heap limit first.
+ */
+export function withHeap(module, buffers, body) {
+  checkHeapLimit(buffers);
   const scope = new HeapScope(module);
   try {
     return body(scope);
@@ -68,6 +102,14 @@ export function withHeap(module, body) {
   }
 }
 
-export function check(errorMessage) {
-  if (errorMessage) throw new RangeError(errorMessage);
+// The core's exceptions by kind (see cpp/bindings/embind.cpp): argument errors and failed
+// allocations are RangeErrors; anything else is a bug, reported as such.
+const ERRORS = { range: RangeError, memory: RangeError };
+
+/** Throws the JS error for a core status { kind, message } ('' kind: success). */
+export function check(status) {
+  if (!status.kind) return;
+  const ErrorType = ERRORS[status.kind];
+  if (ErrorType) throw new ErrorType(status.kind === 'memory' ? `out of memory: ${status.message}` : status.message);
+  throw new Error(`attention-wasm internal error (${status.kind}): ${status.message}`);
 }

@@ -1,8 +1,14 @@
 // attention-wasm: attention mechanisms compiled to WebAssembly (SIMD where available).
 // Tensors are row-major (C order) float32: { data, shape }. Batched inputs are [B, n, d].
 // Every function validates its arguments and throws a TypeError (wrong kind of value) or a
-// RangeError (wrong shape or value) naming the argument, expected vs given. Results are fresh
-// JS-owned arrays, never views into the wasm heap.
+// RangeError (wrong shape or value) naming the argument, expected vs given. Each argument and
+// option is read exactly once (getters run once; later changes to the caller's objects do not
+// matter). Any genuine typed array of the named type is accepted: subclasses, arrays from another
+// realm, and Node's Buffer where a Uint8Array is expected; a Proxy of a typed array, an object
+// that only inherits a typed array's prototype, and a detached buffer are a TypeError. Results are fresh JS-owned arrays, never views into the wasm heap.
+// A call whose buffers together exceed the wasm heap's limit (4 GiB less 64 MiB) is a
+// RangeError before anything is allocated; a failed allocation inside the core is a RangeError
+// starting "out of memory".
 
 export interface Tensor<T extends ArrayLike<number> = Float32Array> {
   data: T;
@@ -29,13 +35,42 @@ export interface AttentionResult {
   weights?: Tensor;
 }
 
+/** Gradients of sum(output ⊙ gradOutput) for scaled dot-product attention, shaped like q, k, v. */
+export interface AttentionGradients {
+  dq: Tensor;
+  dk: Tensor;
+  dv: Tensor;
+}
+
+/** Additive attention's gradients: the inputs', and the parameters' (dWq [h, dq], dWk [h, dk], dwv [h]). */
+export interface AdditiveAttentionGradients extends AttentionGradients {
+  dWq: Tensor;
+  dWk: Tensor;
+  dwv: Tensor;
+}
+
+/** The options of a backward pass: the forward's, whose semantics it reproduces (weights aside). */
+export type ScaledDotProductBackwardOptions = Omit<ScaledDotProductOptions, 'weights'>;
+export type AdditiveBackwardOptions = Omit<AdditiveOptions, 'weights'>;
+
+export interface MultiHeadGradients {
+  /** Shaped like query, key and value. Self-attention (one tensor x passed three times): dx = dQuery + dKey + dValue. */
+  dQuery: Tensor;
+  dKey: Tensor;
+  dValue: Tensor;
+  /** Under the state-dict names loadStateDict takes, shaped like the parameters. */
+  dParameters: Record<string, Tensor>;
+}
+
 export interface MaskOptions {
   validLens?: ValidLens;
   /** Query i sees only keys j <= i. */
   causal?: boolean;
   /**
    * The score a masked position gets before the softmax. Default -1e6 (d2l): a fully masked
-   * row becomes uniform. -Infinity makes it NaN, as PyTorch does.
+   * row becomes uniform. -Infinity makes it NaN, as PyTorch does. It must be a number float32
+   * can hold (|fill| <= 3.4e38) or -Infinity: -1e39 (which float32 would turn into -Infinity),
+   * +Infinity and NaN are RangeErrors.
    */
   fill?: number;
 }
@@ -84,7 +119,7 @@ export interface KernelRegressionOptions {
   kernel?: Kernel;
   /** sigma > 0; default 1. */
   bandwidth?: number;
-  /** Also return the [m, n] weights. Default false. */
+  /** Also return the [m, n] weights. Default false; without them no [m, n] result is copied out. */
   weights?: boolean;
 }
 
@@ -121,6 +156,8 @@ export interface MultiHeadAttention {
    * Loads torch.nn.MultiheadAttention weights by their state-dict names: in_proj_weight
    * [3E, E] (or q_proj_weight / k_proj_weight / v_proj_weight when kdim or vdim differ),
    * in_proj_bias [3E], out_proj.weight [E, E], out_proj.bias [E]. All entries are required.
+   * All or nothing: every entry is read once and checked before any weight is replaced, so a
+   * load that throws leaves the instance as it was.
    */
   loadStateDict(dict: Record<string, Tensor>): this;
   /** Re-draws parameters as PyTorch initialises them (Xavier-uniform), from a seed. */
@@ -130,7 +167,25 @@ export interface MultiHeadAttention {
    * Self-attention: forward(x). Cross-attention: forward(x, memory).
    */
   forward(query: Tensor, key?: Tensor, value?: Tensor, options?: MultiHeadForwardOptions): AttentionResult;
-  /** Frees the wasm memory; the instance cannot be used afterwards. */
+  /**
+   * Gradients of sum(forward(query, key, value, options).output ⊙ gradOutput): gradOutput is
+   * [B, L, E]; the masks and fill of `options` act as in forward. The heads' attention runs
+   * flash-style (no [L, S] matrix per head is kept).
+   */
+  backward(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    gradOutput: Tensor,
+    options?: Omit<MultiHeadForwardOptions, 'needWeights' | 'averageAttnWeights'>,
+  ): MultiHeadGradients;
+  /** The parameters under their state-dict names, as fresh tensors (loadStateDict takes them back). */
+  stateDict(): Record<string, Tensor>;
+  /**
+   * Frees the wasm memory; the instance cannot be used afterwards (a TypeError
+   * "MultiHeadAttention: used after dispose()", also when dispose() runs during a call, e.g. from
+   * a getter of an argument).
+   */
   dispose(): void;
 }
 
@@ -159,6 +214,28 @@ export interface Attention {
   scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, options?: ScaledDotProductOptions): AttentionResult;
   /** d2l's AdditiveAttention (Bahdanau): scores w_vᵀ tanh(W_q q + W_k k). */
   additiveAttention(q: Tensor, k: Tensor, v: Tensor, options: AdditiveOptions): AttentionResult;
+  /**
+   * Gradients of sum(output ⊙ gradOutput) for scaledDotProductAttention(q, k, v, options), with
+   * gradOutput [B, nq, dv]: flash-style, from q, k, v and per-row softmax statistics, never
+   * forming an [nq, nk] matrix. Every option acts as in the forward; with dropout the same seed
+   * regenerates the forward's mask. A masked score passes no gradient to q or k; with the d2l
+   * fill a fully masked row still pools v uniformly, so v gets its gradient.
+   */
+  scaledDotProductAttentionBackward(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    gradOutput: Tensor,
+    options?: ScaledDotProductBackwardOptions,
+  ): AttentionGradients;
+  /** Gradients of additiveAttention(q, k, v, options) against gradOutput [B, nq, dv]. */
+  additiveAttentionBackward(
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    gradOutput: Tensor,
+    options: AdditiveBackwardOptions,
+  ): AdditiveAttentionGradients;
   MultiHeadAttention: new (config: MultiHeadConfig) => MultiHeadAttention;
   readSafetensors: typeof readSafetensors;
   /** Sinusoidal encoding [n, d]: P[i, 2j] = sin(i / 10000^(2j/d)), P[i, 2j+1] = cos(same). */

@@ -3,7 +3,7 @@
 import { createFunctions } from './functions.js';
 import { createMultiHeadAttentionClass } from './multi-head-attention.js';
 import { readSafetensors } from './safetensors.js';
-import { describe } from './tensor.js';
+import { describe } from './arguments.js';
 
 export { readSafetensors };
 

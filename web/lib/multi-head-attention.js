@@ -1,37 +1,46 @@
 // MultiHeadAttention: torch.nn.MultiheadAttention(batch_first=True) in wasm. Each instance owns
 // a C++ object; dispose() frees it (a FinalizationRegistry frees forgotten ones eventually).
+// Every method reads all its arguments before it looks at the handle, so a getter that calls
+// dispose() is caught as use after dispose, before anything reaches the heap.
 
-import { check, withHeap } from './heap.js';
-import { prepareMask } from './mask.js';
-import { checkAllocation, checkBoolean, checkPositiveInteger, checkSize, checkTensor, describe, tensor } from './tensor.js';
+import {
+  describe, readBatch, readBoolean, readOptions, readPositiveInteger, readSize, readTensor, shapeString,
+} from './arguments.js';
+import { check, output, withHeap } from './heap.js';
+import { MASK_OPTIONS, PYTORCH_FILL, maskArg, readMask } from './mask.js';
+import { tensorArg } from './tensor.js';
+
+const BACKWARD_OPTIONS = [...MASK_OPTIONS.filter((name) => name !== 'mask'), 'attnMask'];
+const FORWARD_OPTIONS = [...BACKWARD_OPTIONS, 'needWeights', 'averageAttnWeights'];
+const count = (shape) => shape.reduce((a, b) => a * b, 1);
 
 export function createMultiHeadAttentionClass(module) {
   const finalizer = new FinalizationRegistry((handle) => handle.delete());
+
+  // The four projection matrices: E x E (query, output), E x kdim, E x vdim, as one output()
+  // so the heap limit is checked before the core allocates them.
+  const checkWeightsFit = (e, kdim, vdim) => withHeap(module, [output('embedDim', [e, 2 * e + kdim + vdim])], () => {});
 
   return class MultiHeadAttention {
     #handle;
     #specs;
 
     constructor(config) {
-      if (config === null || typeof config !== 'object') {
-        throw new TypeError(`config: expected { embedDim, numHeads, kdim?, vdim?, bias? }, got ${describe(config)}`);
-      }
-      const { embedDim, numHeads, kdim = embedDim, vdim = embedDim, bias = true } = config;
-      checkPositiveInteger('embedDim', embedDim);
-      checkPositiveInteger('numHeads', numHeads);
+      const c = readOptions('config', config, ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias'], { required: true });
+      const embedDim = readPositiveInteger('embedDim', c.embedDim);
+      const numHeads = readPositiveInteger('numHeads', c.numHeads);
       if (embedDim % numHeads !== 0) {
         throw new RangeError(`numHeads: expected a divisor of embedDim ${embedDim}, got ${numHeads}`);
       }
-      checkPositiveInteger('kdim', kdim);
-      checkPositiveInteger('vdim', vdim);
-      checkBoolean('bias', bias);
-      // The four projection matrices: E x E (query, output), E x kdim, E x vdim.
-      checkAllocation('embedDim', [embedDim, 2 * embedDim + kdim + vdim]);
+      const kdim = readPositiveInteger('kdim', c.kdim === undefined ? embedDim : c.kdim);
+      const vdim = readPositiveInteger('vdim', c.vdim === undefined ? embedDim : c.vdim);
+      const bias = readBoolean('bias', c.bias, true);
+      checkWeightsFit(embedDim, kdim, vdim);
       const handle = new module.MultiHeadAttention();
-      const error = handle.init(embedDim, numHeads, kdim, vdim, bias);
-      if (error) {
+      const status = handle.init(embedDim, numHeads, kdim, vdim, bias);
+      if (status.kind) {
         handle.delete();
-        throw new RangeError(`embedDim: could not create attention with embedDim ${embedDim}, kdim ${kdim}, vdim ${vdim}: ${error}`);
+        throw new RangeError(`embedDim: could not create attention with embedDim ${embedDim}, kdim ${kdim}, vdim ${vdim}: ${status.message}`);
       }
       this.#handle = handle;
       this.#specs = JSON.parse(handle.parameterSpecs());
@@ -49,72 +58,130 @@ export function createMultiHeadAttentionClass(module) {
       return this.#handle;
     }
 
-    // Loads PyTorch state-dict tensors by name. Every expected entry must be present (a partial
-    // load would silently mix trained and random weights); unknown names are rejected.
+    // Loads PyTorch state-dict tensors by name, all or nothing: every entry is read and checked
+    // (names, shapes, types) and copied into the heap before the first one replaces a weight,
+    // so a failing load leaves every weight as it was. Every expected entry must be present (a
+    // partial load would silently mix trained and random weights); unknown names are rejected.
     loadStateDict(dict) {
-      const handle = this.#live();
+      this.#live();
       if (dict === null || typeof dict !== 'object') {
         throw new TypeError(`dict: expected an object of tensors, got ${describe(dict)}`);
       }
-      const expected = new Set(this.#specs.map((s) => s.name));
-      for (const name of Object.keys(dict)) {
-        if (!expected.has(name)) {
-          throw new RangeError(`dict: unexpected entry '${name}'; expected ${[...expected].join(', ')}`);
-        }
+      const names = Object.keys(dict);
+      const expected = this.#specs.map((s) => s.name);
+      const unknown = names.find((name) => !expected.includes(name));
+      if (unknown !== undefined) {
+        throw new RangeError(`dict: unexpected entry '${unknown}'; expected ${expected.join(', ')}`);
       }
-      for (const { name, shape } of this.#specs) {
-        if (!(name in dict)) throw new RangeError(`dict: missing '${name}' of shape [${shape.join(', ')}]`);
-        checkTensor(`dict['${name}']`, dict[name], shape);
-      }
-      withHeap(module, (scope) => {
-        for (const { name, shape } of this.#specs) {
-          check(handle.setParameter(name, scope.put(dict[name].data), shape[0], shape.length > 1 ? shape[1] : -1));
-        }
+      const missing = this.#specs.find(({ name }) => !names.includes(name));
+      if (missing) throw new RangeError(`dict: missing '${missing.name}' of shape ${shapeString(missing.shape)}`);
+      const records = this.#specs.map(({ name, shape }) => readTensor(`dict['${name}']`, dict[name], { expected: shape }));
+      const handle = this.#live();
+      withHeap(module, records, (scope) => {
+        const pointers = records.map((record) => scope.put(record));
+        // Only an allocation inside the core can still fail from here on.
+        records.forEach(({ shape }, i) => {
+          check(handle.setParameter(this.#specs[i].name, pointers[i], shape[0], shape.length > 1 ? shape[1] : -1));
+        });
       });
       return this;
     }
 
     // Re-draws the parameters as PyTorch initialises them, from a seed.
     resetParameters(seed = 0) {
-      checkSize('seed', seed);
+      readSize('seed', seed, Number.MAX_SAFE_INTEGER);
       check(this.#live().resetParameters(seed));
       return this;
     }
 
-    forward(query, key = query, value = key, options = {}) {
+    // The state dict under PyTorch's names, as fresh tensors (a training loop reads its weights
+    // back this way; loadStateDict takes the same object).
+    stateDict() {
       const handle = this.#live();
-      const { embedDim, numHeads, kdim, vdim } = this.config;
-      const [batch, nq] = checkTensor('query', query, [-1, -1, embedDim]);
-      const [, nk] = checkTensor('key', key, [batch, -1, kdim]);
-      checkTensor('value', value, [batch, nk, vdim]);
-      if (options === null || typeof options !== 'object') {
-        throw new TypeError(`options: expected an options object, got ${describe(options)}`);
+      const flat = output('stateDict', [this.#specs.reduce((sum, { shape }) => sum + count(shape), 0)]);
+      return withHeap(module, [flat], (scope) => {
+        const pointer = scope.alloc(flat);
+        check(handle.stateDict(pointer));
+        return this.#split(scope.take(pointer, flat).data);
+      });
+    }
+
+    // One flat array laid out as the parameters are listed -> { name: tensor }.
+    #split(data) {
+      const dict = {};
+      let offset = 0;
+      for (const { name, shape } of this.#specs) {
+        dict[name] = { data: data.slice(offset, offset + count(shape)), shape: [...shape] };
+        offset += count(shape);
       }
-      const { keyPaddingMask, attnMask, validLens, causal, fill, needWeights = true, averageAttnWeights = true } = options;
-      checkBoolean('needWeights', needWeights);
-      checkBoolean('averageAttnWeights', averageAttnWeights);
-      const weightShape = averageAttnWeights ? [batch, nq, nk] : [batch, numHeads, nq, nk];
-      checkAllocation('output', [batch, nq, embedDim]);
-      if (needWeights) checkAllocation('weights', weightShape);
-      return withHeap(module, (scope) => {
-        const mask = prepareMask(scope, { validLens, mask: attnMask, keyPaddingMask, causal, fill }, {
-          batch, nq, nk, heads: numHeads, names: { mask: 'attnMask' }, defaultFill: -Infinity,
-        });
-        const outCount = batch * nq * embedDim;
-        const weightCount = needWeights ? weightShape.reduce((a, b) => a * b, 1) : 0;
-        const out = scope.alloc(outCount);
-        const w = needWeights ? scope.alloc(weightCount) : 0;
+      return dict;
+    }
+
+    // What forward and backward both read: the three inputs (one record for a tensor passed
+    // twice) and the options with the mask.
+    #readCall(query, key, value, options, optionNames) {
+      const o = readOptions('options', options, optionNames);
+      const { numHeads } = this.config;
+      // The widths and the batch and rows shared by query, key and value are the core's to check.
+      const q = readBatch('query', query);
+      const k = key === query ? q : readBatch('key', key);
+      const v = value === key ? k : value === query ? q : readBatch('value', value);
+      const [batch, nq] = q.shape;
+      const nk = k.shape[1];
+      const mask = readMask({ ...o, mask: o.attnMask }, {
+        batch, nq, nk, heads: numHeads, names: { mask: 'attnMask' }, defaultFill: PYTORCH_FILL,
+      });
+      return { o, q, k, v, batch, nq, nk, mask, inputs: [...new Set([q, k, v])] };
+    }
+
+    // The three inputs as TensorArgs, each distinct record copied into the heap once.
+    static #inputArgs(scope, call) {
+      const pointers = new Map(call.inputs.map((r) => [r, scope.put(r)]));
+      return [call.q, call.k, call.v].map((r) => tensorArg(pointers.get(r), r.shape));
+    }
+
+    forward(query, key = query, value = key, options = {}) {
+      this.#live();
+      const call = this.#readCall(query, key, value, options, FORWARD_OPTIONS);
+      const { embedDim, numHeads } = this.config;
+      const { batch, nq, nk } = call;
+      const needWeights = readBoolean('needWeights', call.o.needWeights, true);
+      const averageAttnWeights = readBoolean('averageAttnWeights', call.o.averageAttnWeights, true);
+      const out = output('output', [batch, nq, embedDim]);
+      const weights = needWeights ? output('weights', averageAttnWeights ? [batch, nq, nk] : [batch, numHeads, nq, nk]) : null;
+      const handle = this.#live();
+      return withHeap(module, [...call.inputs, ...call.mask.buffers, out, weights].filter(Boolean), (scope) => {
+        const outPointer = scope.alloc(out);
+        const weightsPointer = weights ? scope.alloc(weights) : 0;
+        const [qa, ka, va] = MultiHeadAttention.#inputArgs(scope, call);
         const weightRows = averageAttnWeights ? batch : batch * numHeads;
-        check(handle.forward(
-          { data: scope.put(query.data), batch, rows: nq, cols: embedDim },
-          { data: scope.put(key.data), batch, rows: nk, cols: kdim },
-          { data: scope.put(value.data), batch, rows: nk, cols: vdim },
-          mask, averageAttnWeights,
-          { data: out, batch, rows: nq, cols: embedDim },
-          { data: w, batch: weightRows, rows: nq, cols: nk },
-        ));
-        const result = { output: tensor(scope.take(out, outCount), [batch, nq, embedDim]) };
-        if (needWeights) result.weights = tensor(scope.take(w, weightCount), weightShape);
+        check(handle.forward(qa, ka, va, maskArg(scope, call.mask), averageAttnWeights, tensorArg(outPointer, out.shape),
+          tensorArg(weightsPointer, [weightRows, nq, nk])));
+        const result = { output: scope.take(outPointer, out) };
+        if (weights) result.weights = scope.take(weightsPointer, weights);
+        return result;
+      });
+    }
+
+    // Gradients of sum(output * gradOutput) for forward(query, key, value, options): dQuery,
+    // dKey, dValue shaped like the inputs, and dParameters under the state-dict names. For
+    // self-attention (one tensor passed three times) its gradient is dQuery + dKey + dValue.
+    backward(query, key, value, gradOutput, options = {}) {
+      this.#live();
+      const call = this.#readCall(query, key, value, options, BACKWARD_OPTIONS);
+      const { embedDim } = this.config;
+      const grad = readTensor('gradOutput', gradOutput, { expected: [call.batch, call.nq, embedDim] });
+      const outputs = [['dQuery', call.q], ['dKey', call.k], ['dValue', call.v]].map(([name, like]) => output(name, like.shape));
+      const flat = output('dParameters', [this.#specs.reduce((sum, { shape }) => sum + count(shape), 0)]);
+      const handle = this.#live();
+      return withHeap(module, [...call.inputs, grad, ...call.mask.buffers, ...outputs, flat], (scope) => {
+        const pointers = outputs.map((out) => scope.alloc(out));
+        const flatPointer = scope.alloc(flat);
+        const [qa, ka, va] = MultiHeadAttention.#inputArgs(scope, call);
+        check(handle.backward(qa, ka, va, tensorArg(scope.put(grad), grad.shape), maskArg(scope, call.mask),
+          ...outputs.map((out, i) => tensorArg(pointers[i], out.shape)), flatPointer));
+        const result = Object.fromEntries(outputs.map((out, i) => [out.name, scope.take(pointers[i], out)]));
+        result.dParameters = this.#split(scope.take(flatPointer, flat).data);
         return result;
       });
     }
