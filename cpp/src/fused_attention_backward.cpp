@@ -1,14 +1,17 @@
 // The backward of the fused attention kernel (fused_attention.cpp is its forward). With
-// P = softmax(mask(s q k^T)) (dropout factors F applied to P for pooling), O = (P * F) V and
-// D_i = dO_i . O_i, the gradients are
-//   dV = (P * F)^T dO,   dS = P * (F * (dO V^T) - D),   dQ = s dS K,   dK = s dS^T Q
+// P = softmax(mask(s q k^T)), dropout factors F, O = (P * F) V and dP = F * (dO V^T):
+//   D_i = sum_j P_ij dP_ij,   dS = P * (dP - D),   dV = (P * F)^T dO,   dQ = s dS K,   dK = s dS^T
+//   Q
 // with dS = 0 where the mask replaced a score by its fill (a constant has no gradient).
-// Everything is computed a query block x key block tile at a time with the same GEMM
-// micro-kernel as the forward, on operands packed once per score matrix.
+//
+// A block of queries at a time, the scores of its rows against every key are kept as one strip
+// (rows x nk, not nq x nk): the softmax is then exact in two passes (no online rescaling), and D
+// comes from the strip itself (sum_j P_ij dP_ij equals dO_i . O_i), so the forward is never
+// rerun: five products of 2 nq nk d flops in all, with the same GEMM micro-kernel as the forward
+// on operands packed once per score matrix.
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "fused_attention.hpp"
@@ -19,17 +22,24 @@ namespace attn::detail {
 
 namespace {
 
-constexpr Index kBlockKeys = 128;    // keys per tile: the dK and dV rows a query block updates
-constexpr Index kBlockQueries = 64;  // queries per tile
-// A weight exp(fill - max) is exactly 0 in float once fill lies this far below the row's max
-// (exp underflows below about -104): a tile of such weights contributes nothing.
-constexpr float kUnderflowMargin = 128.0f;
-
-std::vector<float> packed_buffer(Index rows, Index cols) {
-  return std::vector<float>(static_cast<size_t>(round_up(cols, kPanel) * std::max<Index>(rows, 1)));
+// Queries per strip: 64, fewer when the keys are so many that four strips of rows x nk floats
+// would pass ~16 MB (extra memory stays O(nk), whatever nq).
+Index queries_per_strip(Index nk) {
+  constexpr Index kMaxRows = 64, kStripFloats = Index{1} << 20;
+  return std::clamp<Index>(kStripFloats / std::max<Index>(nk, 1) / 2 * 2, 2, kMaxRows);
 }
 
-// One score matrix's backward: its operands packed, its tiles, its row statistics.
+// A weight exp(fill - max) is exactly 0 in float once fill lies this far below the row's max
+// (exp underflows below about -104): keys hidden from every row of a strip then contribute
+// nothing, and the strip can stop short of them.
+constexpr float kUnderflowMargin = 128.0f;
+
+std::vector<float> packed_buffer(Index depth, Index cols) {
+  return std::vector<float>(
+      static_cast<size_t>(round_up(cols, kPanel) * std::max<Index>(depth, 1)));
+}
+
+// One score matrix's backward: its operands packed once, and the strips of one query block.
 class MatrixBackward {
  public:
   MatrixBackward(const float* q, const float* k, const float* v, const float* grad_out, Index nq,
@@ -46,134 +56,129 @@ class MatrixBackward {
         dropout_(dropout),
         first_weight_(first_weight),
         masked_(!mask.mask.empty()),
-        row_max_(static_cast<size_t>(nq)),
-        row_sum_(static_cast<size_t>(nq)),
-        delta_(static_cast<size_t>(nq)),
+        rows_(queries_per_strip(nk)),
+        stride_(round_up(std::max<Index>(nk, 1), kPanel)),
         keys_t_(packed_buffer(d, nk)),
         values_t_(packed_buffer(dv, nk)),
         keys_(packed_buffer(nk, d)),
         queries_(packed_buffer(nq, d)),
         grad_out_panels_(packed_buffer(nq, dv)),
-        scores_(static_cast<size_t>(kBlockQueries * kBlockKeys)),
-        grad_scores_(scores_.size()),
-        weights_t_(scores_.size()),
-        grad_scores_t_(scores_.size()) {
+        weights_(static_cast<size_t>(rows_ * stride_)),
+        grad_scores_(weights_.size()),
+        weights_t_(weights_.size()),
+        grad_scores_t_(weights_.size()) {
     // s q k^T: the scale rides along with packing K, as in the forward.
     f32_pack_panels(k, d, d, nk, /*transposed=*/true, keys_t_.data(), scale);
     f32_pack_panels(v, dv, dv, nk, /*transposed=*/true, values_t_.data());
     f32_pack_panels(k, d, nk, d, /*transposed=*/false, keys_.data());
     f32_pack_panels(q, d, nq, d, /*transposed=*/false, queries_.data());
     f32_pack_panels(grad_out, dv, nq, dv, /*transposed=*/false, grad_out_panels_.data());
-    if (dropout.active()) {
-      values_ = packed_buffer(nk, dv);
-      f32_pack_panels(v, dv, nk, dv, /*transposed=*/false, values_.data());
-    }
   }
 
-  // out [nq, dv]: the forward output; dq, dk, dv receive the gradients.
-  void run(const float* k, const float* v, float* out, float* dq, float* dk, float* dv) {
+  // dq, dk, dv receive the gradients; out, when non-null, the forward output (P * F) V.
+  void run(const float* v, float* dq, float* dk, float* dv, float* out) {
     std::fill(dq, dq + nq_ * d_, 0.0f);
     std::fill(dk, dk + nk_ * d_, 0.0f);
     std::fill(dv, dv + nk_ * dv_, 0.0f);
-    const RowStats stats{row_max_.data(), row_sum_.data()};
-    f32_attention_fused(q_, k, v, nq_, nk_, d_, dv_, scale_, mask_, out, nullptr, &stats);
-    if (nk_ == 0 || nq_ == 0) return;
-    if (dropout_.active()) pool_with_dropout(out);
-    for (Index i = 0; i < nq_; ++i) {
-      float dot = 0.0f;
-      for (Index c = 0; c < dv_; ++c) dot += grad_out_[i * dv_ + c] * out[i * dv_ + c];
-      delta_[static_cast<size_t>(i)] = dot;
+    if (out) {
+      std::fill(out, out + nq_ * dv_, 0.0f);
+      values_ = packed_buffer(nk_, dv_);
+      f32_pack_panels(v, dv_, nk_, dv_, /*transposed=*/false, values_.data());
     }
-    for (Index j0 = 0; j0 < nk_; j0 += kBlockKeys) {
-      const Index len = std::min(kBlockKeys, nk_ - j0);
-      for (Index i0 = 0; i0 < nq_; i0 += kBlockQueries) {
-        const Index rows = std::min(kBlockQueries, nq_ - i0);
-        if (!contributes(i0, rows, j0)) continue;
-        backward_tile(i0, rows, j0, len, dq, dk, dv);
-      }
+    if (nk_ == 0) return;  // the output is the empty sum: nothing depends on q
+    for (Index i0 = 0; i0 < nq_; i0 += rows_) {
+      const Index rows = std::min(rows_, nq_ - i0);
+      const Index keys = weights_strip(i0, rows);
+      gradient_strip(i0, rows, keys, dq, dk, dv, out);
     }
   }
 
  private:
-  // False when every weight of the tile is exactly 0: all its keys lie past each row's valid
-  // length or causal limit, and each row has a visible score far above the fill.
-  bool contributes(Index i0, Index rows, Index j0) const {
-    if (!masked_) return true;
+  // The keys past which every row of rows i0.. is hidden by valid length or causality.
+  Index visible_keys(Index i0, Index rows) const {
+    if (!masked_) return nk_;
+    Index end = 0;
     for (Index i = i0; i < i0 + rows; ++i) {
-      const bool hidden = RowMask(mask_, nq_, nk_, i).visible_end() <= j0;
-      if (!hidden || !(mask_.mask.fill < row_max_[static_cast<size_t>(i)] - kUnderflowMargin)) {
-        return true;
-      }
+      end = std::max(end, RowMask(mask_, nq_, nk_, i).visible_end());
     }
-    return false;
+    return end;
   }
 
-  // scores_ rows i0 .. i0 + rows, keys j0 .. j0 + len: the weights P as the forward computed
-  // them (masked scores, exp(s - max) / sum).
-  void weights_tile(Index i0, Index rows, Index j0, Index len) {
-    f32_gemm_panels(q_ + i0 * d_, d_, rows, d_, keys_t_.data() + j0 * d_, kPanel * d_, len,
-                    scores_.data(), kBlockKeys);
+  // Scores of rows i0.. against keys [j0, j1), masked, into the strip.
+  void score_columns(Index i0, Index rows, Index j0, Index j1) {
+    f32_gemm_panels(q_ + i0 * d_, d_, rows, d_, keys_t_.data() + j0 * d_, kPanel * d_, j1 - j0,
+                    weights_.data() + j0, stride_);
+    if (!masked_) return;
     for (Index r = 0; r < rows; ++r) {
-      float* row = scores_.data() + r * kBlockKeys;
-      const auto i = static_cast<size_t>(i0 + r);
-      if (masked_) RowMask(mask_, nq_, nk_, i0 + r).apply(row, j0, len);
-      f32_exp_shifted_sum(row, len, row_max_[i]);
-      const float inverse = 1.0f / row_sum_[i];
-      for (Index c = 0; c < len; ++c) row[c] *= inverse;
+      RowMask(mask_, nq_, nk_, i0 + r).apply(weights_.data() + r * stride_ + j0, j0, j1 - j0);
     }
+  }
+
+  // The weights P of rows i0.., as the forward's softmax gives them, into the strip; returns how
+  // many leading keys carry them (the rest are exactly 0 for every row).
+  Index weights_strip(Index i0, Index rows) {
+    Index keys = visible_keys(i0, rows);
+    score_columns(i0, rows, 0, keys);
+    if (keys < nk_) {
+      // The hidden keys' weights exp(fill - max) are 0 only if each row has a visible score far
+      // above the fill; a row without (say, every key hidden and d2l's fill, which makes it
+      // uniform) needs them all.
+      for (Index r = 0; r < rows; ++r) {
+        const float max = f32_row_max(weights_.data() + r * stride_, keys);
+        if (!(mask_.mask.fill < max - kUnderflowMargin)) {
+          score_columns(i0, rows, keys, nk_);
+          keys = nk_;
+          break;
+        }
+      }
+    }
+    for (Index r = 0; r < rows; ++r) f32_softmax_row(weights_.data() + r * stride_, keys);
+    return keys;
   }
 
   uint64_t weight_index(Index i, Index j) const {
     return first_weight_ + static_cast<uint64_t>(i * nk_ + j);
   }
 
-  // out = (P * F) V again, tile by tile: with dropout the fused forward's output (which has no
-  // dropout) is not the O whose D_i the gradient needs.
-  void pool_with_dropout(float* out) {
-    std::fill(out, out + nq_ * dv_, 0.0f);
-    for (Index j0 = 0; j0 < nk_; j0 += kBlockKeys) {
-      const Index len = std::min(kBlockKeys, nk_ - j0);
-      for (Index i0 = 0; i0 < nq_; i0 += kBlockQueries) {
-        const Index rows = std::min(kBlockQueries, nq_ - i0);
-        weights_tile(i0, rows, j0, len);
-        for (Index r = 0; r < rows; ++r) {
-          dropout_.apply(scores_.data() + r * kBlockKeys, len, weight_index(i0 + r, j0));
-        }
-        f32_gemm_panels(scores_.data(), kBlockKeys, rows, len, values_.data() + j0 * kPanel,
-                        kPanel * nk_, dv_, out + i0 * dv_, dv_, /*accumulate=*/true);
-      }
-    }
-  }
-
-  void backward_tile(Index i0, Index rows, Index j0, Index len, float* dq, float* dk, float* dv) {
-    weights_tile(i0, rows, j0, len);
-    // dO V^T for the tile, into grad_scores_.
-    f32_gemm_panels(grad_out_ + i0 * dv_, dv_, rows, dv_, values_t_.data() + j0 * dv_, kPanel * dv_,
-                    len, grad_scores_.data(), kBlockKeys);
+  void gradient_strip(Index i0, Index rows, Index keys, float* dq, float* dk, float* dv,
+                      float* out) {
+    // dO V^T, then in place F * (dO V^T) and dS.
+    f32_gemm_panels(grad_out_ + i0 * dv_, dv_, rows, dv_, values_t_.data(), kPanel * dv_, keys,
+                    grad_scores_.data(), stride_);
     for (Index r = 0; r < rows; ++r) {
-      float* p = scores_.data() + r * kBlockKeys;
-      float* ds = grad_scores_.data() + r * kBlockKeys;
-      const float delta = delta_[static_cast<size_t>(i0 + r)];
-      for (Index c = 0; c < len; ++c) {
-        const float factor =
-            dropout_.active() ? dropout_.factor(weight_index(i0 + r, j0 + c)) : 1.0f;
-        ds[c] = scale_ * p[c] * (factor * ds[c] - delta);
-        weights_t_[static_cast<size_t>(c * kBlockQueries + r)] = p[c] * factor;
+      float* p = weights_.data() + r * stride_;
+      float* ds = grad_scores_.data() + r * stride_;
+      if (dropout_.active()) {  // p becomes P * F, ds F * dP: D and dS need both, dV the first
+        for (Index j = 0; j < keys; ++j) {
+          const float factor = dropout_.factor(weight_index(i0 + r, j));
+          ds[j] *= factor;
+          weights_t_[static_cast<size_t>(j * rows_ + r)] = p[j] * factor;
+        }
+      } else {
+        for (Index j = 0; j < keys; ++j) weights_t_[static_cast<size_t>(j * rows_ + r)] = p[j];
       }
-      if (masked_) RowMask(mask_, nq_, nk_, i0 + r).zero_hidden(ds, j0, len);
-      for (Index c = 0; c < len; ++c) {
-        grad_scores_t_[static_cast<size_t>(c * kBlockQueries + r)] = ds[c];
-      }
+      float delta = 0.0f;
+      for (Index j = 0; j < keys; ++j) delta += p[j] * ds[j];
+      for (Index j = 0; j < keys; ++j) ds[j] = scale_ * p[j] * (ds[j] - delta);
+      if (masked_) RowMask(mask_, nq_, nk_, i0 + r).zero_hidden(ds, 0, keys);
+      for (Index j = 0; j < keys; ++j) grad_scores_t_[static_cast<size_t>(j * rows_ + r)] = ds[j];
     }
-    // dQ += dS K, dK += dS^T Q, dV += (P * F)^T dO.
-    f32_gemm_panels(grad_scores_.data(), kBlockKeys, rows, len, keys_.data() + j0 * kPanel,
-                    kPanel * nk_, d_, dq + i0 * d_, d_, /*accumulate=*/true);
-    f32_gemm_panels(grad_scores_t_.data(), kBlockQueries, len, rows, queries_.data() + i0 * kPanel,
-                    kPanel * nq_, d_, dk + j0 * d_, d_,
-                    /*accumulate=*/true);
-    f32_gemm_panels(weights_t_.data(), kBlockQueries, len, rows,
-                    grad_out_panels_.data() + i0 * kPanel, kPanel * nq_, dv_, dv + j0 * dv_, dv_,
-                    /*accumulate=*/true);
+    // dQ = dS K, dK += dS^T Q, dV += (P * F)^T dO; and O = (P * F) V when asked.
+    f32_gemm_panels(grad_scores_.data(), stride_, rows, keys, keys_.data(), kPanel * nk_, d_,
+                    dq + i0 * d_, d_);
+    f32_gemm_panels(grad_scores_t_.data(), rows_, keys, rows, queries_.data() + i0 * kPanel,
+                    kPanel * nq_, d_, dk, d_, /*accumulate=*/true);
+    f32_gemm_panels(weights_t_.data(), rows_, keys, rows, grad_out_panels_.data() + i0 * kPanel,
+                    kPanel * nq_, dv_, dv, dv_, /*accumulate=*/true);
+    if (out) {
+      // weights_t_ holds P * F transposed; the strip rows are needed untransposed.
+      for (Index r = 0; r < rows; ++r) {
+        float* p = weights_.data() + r * stride_;
+        for (Index j = 0; j < keys; ++j) p[j] = weights_t_[static_cast<size_t>(j * rows_ + r)];
+      }
+      f32_gemm_panels(weights_.data(), stride_, rows, keys, values_.data(), kPanel * nk_, dv_,
+                      out + i0 * dv_, dv_);
+    }
   }
 
   const float* q_;
@@ -184,12 +189,13 @@ class MatrixBackward {
   const Dropout& dropout_;
   uint64_t first_weight_;
   bool masked_;
-  std::vector<float> row_max_, row_sum_, delta_;
-  // K^T (scaled) and V^T as the score GEMM's B; K, Q, dO and (with dropout) V as the B of the
-  // products that contract over keys or queries.
+  Index rows_;    // queries per strip
+  Index stride_;  // floats per strip row
+  // K^T (scaled) and V^T as the score GEMMs' B; K, Q, dO (and V for the output) as the B of
+  // the products that contract over keys or queries.
   std::vector<float> keys_t_, values_t_, keys_, queries_, grad_out_panels_, values_;
-  // Tiles [kBlockQueries][kBlockKeys]: P, then dS; and their transposes for dK and dV.
-  std::vector<float> scores_, grad_scores_, weights_t_, grad_scores_t_;
+  // Strips [rows][stride]: P, then dS; and their transposes [nk][rows] for dK and dV.
+  std::vector<float> weights_, grad_scores_, weights_t_, grad_scores_t_;
 };
 
 }  // namespace
@@ -199,14 +205,13 @@ void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBat
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,
                               MutableBatch dv, const MutableBatch* output) {
   const Index batch = q.batch / batch_heads;
-  std::vector<float> scratch(output ? 0 : static_cast<size_t>(q.rows * v.cols));
   for (Index s = 0; s < q.batch; ++s) {
     const MaskContext context{mask, s, batch, batch_heads};
-    float* out = output ? (*output)[s].data() : scratch.data();
     MatrixBackward matrix(q[s].data(), k[s].data(), v[s].data(), grad_output[s].data(), q.rows,
                           k.rows, q.cols, v.cols, scale, context, dropout,
                           static_cast<uint64_t>(s * q.rows * k.rows));
-    matrix.run(k[s].data(), v[s].data(), out, dq[s].data(), dk[s].data(), dv[s].data());
+    matrix.run(v[s].data(), dq[s].data(), dk[s].data(), dv[s].data(),
+               output ? (*output)[s].data() : nullptr);
   }
 }
 

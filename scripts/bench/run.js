@@ -6,7 +6,9 @@
 //      com.microsoft MultiHeadAttention op, and around a graph of standard ops;
 //   3. long sequences: our SIMD build at n = 32768, d = 64, the peers tried there too, and the
 //      wasm memory our module reached (peak WebAssembly.Memory size) at n = 8192 and 32768;
-//   4. one summary line per performance goal.
+//   4. gradients (backward.js): our backward beside our forward and tfjs-wasm's tf.grads on
+//      [1, n, 64], and n = 16384 on a fresh instance with its wasm memory;
+//   5. one summary line per performance goal.
 // Every runner's output is checked (float64 reference, or our output) before it is timed; a
 // disagreement (max abs diff > 1e-3) throws. Writes JSON and an SVG chart to build/bench/.
 // --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences.
@@ -33,6 +35,7 @@ import { uniform } from '../../web/src/ui/random.js';
 import { checked, checkRows, expectClose, loadMhaPeers, loadPeers, mhaReference, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
 import { nativeResults } from './native.js';
 import { renderChart } from './chart.js';
+import { runBackwardSection } from './backward.js';
 import { attentionFlops, mhaFlops, measureInTurns } from './timing.js';
 
 const started = performance.now();
@@ -265,7 +268,21 @@ if (!quick) {
 const mainMemory = { peakBytes: simdMemory.buffer.byteLength };
 console.log(`Wasm memory of the SIMD instance used for tables 1 and 2, after all its runs: ${MiB(mainMemory.peakBytes)}`);
 
-// ---- 4. goals --------------------------------------------------------------------------------------
+// ---- 4. gradients -----------------------------------------------------------------------------
+const backward = await runBackwardSection({ simd, scalar, loadFresh: loadOurs, random, quick });
+{
+  const names = [...new Set(backward.results.map((r) => r.runner))];
+  const ns = [...new Set(backward.results.map((r) => r.n))];
+  const lookup = (name, n) => backward.results.find((r) => r.runner === name && r.n === n);
+  const rows = names.map((name) => [name, ...ns.flatMap((n) => {
+    const r = lookup(name, n), ours = lookup('ours: SIMD backward', n);
+    return [fmt(r?.gflops), fmt(r?.ms, 2), r ? (r.ms / ours.ms).toFixed(2) : '—'];
+  })]);
+  printTable('Backward of attention on [1, n, 64]: GFLOP/s (10·n²·d for a backward, 4·n²·d for the forward row), ms, ' +
+    'and time ÷ our SIMD backward\'s, single thread', ['runner', ...ns.flatMap((n) => [`n=${n} GFLOP/s`, 'ms', '÷ ours'])], rows);
+}
+
+// ---- 5. goals --------------------------------------------------------------------------------------
 const summary = [];
 const goalLine = (label, list, n, extra = (r) => r.n === n) => {
   const ours = list.find((r) => r.runner === SIMD && extra(r));
@@ -285,13 +302,15 @@ if (long) {
     `(${long.ours.gflops.toFixed(1)} GFLOP/s), peak wasm memory ${MiB(long.ours.peakBytes)} (n = 8192: ${MiB(long.memory[8192].peakBytes)}); ` +
     `peers: ${long.peers.map((p) => `${p.runner} ${p.status}`).join(', ')}`);
 }
+summary.push(...backward.summary);
 console.log('\nSummary');
 for (const s of summary) console.log(`  ${s}`);
 
 mkdirSync('build/bench', { recursive: true });
 writeFileSync('build/bench/results.json', JSON.stringify({
   node: process.versions.node, date: new Date().toISOString(), quick, results,
-  mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long, memory: { mainSimdInstance: mainMemory }, summary,
+  mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long,
+  backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory }, summary,
 }, null, 2));
 writeFileSync('build/bench/chart.svg', renderChart([
   ...widths.map((d) => ({ title: `attention [1, n, ${d}], GFLOP/s (higher is better)`, results: results.filter((r) => r.d === d) })),

@@ -1,0 +1,168 @@
+// The backward section of `npm run bench`: gradients of sum(O ⊙ G) for O = softmax(Q Kᵀ/√d) V on
+// [1, n, 64], single thread: our SIMD and scalar builds beside our own forward (the ratio the
+// gradients issue bounds) and beside TensorFlow.js's tf.grads of the same attention on its wasm
+// backend. GFLOP/s count 10·n²·d for a backward (five products of 2·n²·d: Q Kᵀ recomputed,
+// dO Vᵀ, dS K, dSᵀ Q, Pᵀ dO). Each runner is checked before it is timed: our dq rows against a
+// float64 reference, and tfjs's dq, dk, dv against ours element by element.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { PeerMismatchError, oneLine } from './peers.js';
+import { measureInTurns } from './timing.js';
+
+const require = createRequire(import.meta.url);
+const TOLERANCE = 1e-3; // max abs diff, relative to the largest |entry| of the reference
+
+export const backwardFlops = (n, d) => 10 * n * n * d;
+
+// Rows `rows` of dq in double: dq_i = s Σ_j P_ij (dO_i·v_j − D_i) k_j with D_i = Σ_j P_ij dO_i·v_j.
+function referenceDqRows({ q, k, v, g, n, d }, rows) {
+  const scale = 1 / Math.sqrt(d);
+  return rows.map((i) => {
+    const p = new Float64Array(n), dp = new Float64Array(n);
+    let max = -Infinity;
+    for (let j = 0; j < n; j++) {
+      let s = 0, t = 0;
+      for (let c = 0; c < d; c++) {
+        s += q[i * d + c] * k[j * d + c];
+        t += g[i * d + c] * v[j * d + c];
+      }
+      p[j] = s * scale;
+      dp[j] = t;
+      max = Math.max(max, p[j]);
+    }
+    let sum = 0;
+    for (let j = 0; j < n; j++) sum += p[j] = Math.exp(p[j] - max);
+    let delta = 0;
+    for (let j = 0; j < n; j++) delta += (p[j] /= sum) * dp[j];
+    const row = new Float64Array(d);
+    for (let j = 0; j < n; j++) {
+      const ds = scale * p[j] * (dp[j] - delta);
+      for (let c = 0; c < d; c++) row[c] += ds * k[j * d + c];
+    }
+    return row;
+  });
+}
+
+function expectClose(what, got, want) {
+  let largest = 0, worst = 0;
+  for (let i = 0; i < want.length; i++) largest = Math.max(largest, Math.abs(want[i]));
+  for (let i = 0; i < want.length; i++) {
+    const diff = Math.abs(got[i] - want[i]);
+    if (!(diff <= worst)) worst = diff;
+  }
+  if (!(worst <= TOLERANCE * Math.max(largest, 1e-30))) {
+    throw new PeerMismatchError(`${what}: max abs diff ${worst} > ${TOLERANCE} × ${largest}`);
+  }
+}
+
+function checkOurs(name, grads, task) {
+  const rows = [0, 1, task.n >> 1, task.n - 1];
+  const want = referenceDqRows(task, rows);
+  rows.forEach((i, r) => expectClose(`${name} dq row ${i} at n = ${task.n}`, grads.dq.data.subarray(i * task.d, (i + 1) * task.d), want[r]));
+}
+
+// TensorFlow.js with every gradient registered (@tensorflow/tfjs, which shares the one
+// tfjs-core with the forward peer), on the wasm backend, one thread, SIMD.
+async function loadTfjsGradients() {
+  const tf = require('@tensorflow/tfjs');
+  const wasm = require('@tensorflow/tfjs-backend-wasm');
+  wasm.setWasmPaths(join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + '/');
+  wasm.setThreadsCount(1);
+  if (!(await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT'))) throw new Error('WebAssembly SIMD not available');
+  if (!(await tf.setBackend('wasm'))) throw new Error("tf.setBackend('wasm') failed");
+  await tf.ready();
+  let held = [];
+  return {
+    name: 'tfjs-wasm tf.grads',
+    make: (task) => {
+      tf.dispose(held);
+      const { n, d } = task;
+      const [Q, K, V, G] = [task.q, task.k, task.v, task.g].map((x) => tf.tensor2d(x, [n, d]));
+      const scale = tf.scalar(1 / Math.sqrt(d));
+      held = [Q, K, V, G, scale];
+      // The forward peer's fast form (explicit transpose, see peers.js), differentiated.
+      const loss = (q, k, v) => tf.sum(tf.mul(tf.matMul(tf.softmax(tf.mul(tf.matMul(q, tf.transpose(k)), scale)), v), G));
+      const gradients = tf.grads(loss);
+      return () => {
+        const grads = gradients([Q, K, V]);
+        const data = grads.map((t) => t.dataSync());
+        tf.dispose(grads);
+        return { dq: data[0], dk: data[1], dv: data[2] };
+      };
+    },
+    release: () => { tf.dispose(held); held = []; },
+  };
+}
+
+/**
+ * Runs the section. ours: { simd, scalar } loaded modules; loadFresh() a fresh SIMD instance and
+ * its WebAssembly.Memory (for the n = 16384 memory figure). Returns { results, long, summary }.
+ */
+export async function runBackwardSection({ simd, scalar, loadFresh, random, quick, log = console.log }) {
+  const d = 64;
+  const sizes = quick ? [512] : [512, 1024, 2048, 4096];
+  let tfjs = null;
+  try {
+    tfjs = await loadTfjsGradients();
+  } catch (error) {
+    log(`tfjs-wasm tf.grads: skipped (${oneLine(error)})`);
+  }
+  const results = [];
+  for (const n of sizes) {
+    const shape = [1, n, d];
+    const [q, k, v, g] = [11, 12, 13, 14].map((seed) => random(n * d, seed));
+    const task = { n, d, q, k, v, g };
+    const [Q, K, V, G] = [q, k, v, g].map((data) => ({ data, shape }));
+    const runners = [
+      { name: 'ours: SIMD backward', fn: () => simd.scaledDotProductAttentionBackward(Q, K, V, G) },
+      { name: 'ours: SIMD forward', fn: () => simd.scaledDotProductAttention(Q, K, V), flops: 4 * n * n * d },
+    ];
+    if (n <= 2048) runners.push({ name: 'ours: scalar backward', fn: () => scalar.scaledDotProductAttentionBackward(Q, K, V, G) });
+    const ours = runners[0].fn();
+    checkOurs(runners[0].name, ours, task);
+    if (runners[2]) checkOurs(runners[2].name, runners[2].fn(), task);
+    if (tfjs) {
+      try {
+        const fn = tfjs.make(task);
+        const theirs = fn();
+        for (const key of ['dq', 'dk', 'dv']) expectClose(`${tfjs.name} ${key} vs ours at n = ${n}`, theirs[key], ours[key].data);
+        runners.push({ name: tfjs.name, fn });
+      } catch (error) {
+        if (error instanceof PeerMismatchError) throw error;
+        log(`${tfjs.name} at n = ${n}: skipped (${oneLine(error)})`);
+      }
+    }
+    const timed = await measureInTurns(runners.map(({ fn }) => ({ fn })), { samples: n >= 4096 ? 3 : 5 });
+    tfjs?.release();
+    runners.forEach(({ name, flops = backwardFlops(n, d) }, i) => results.push({ runner: name, n, d, ms: timed[i].ms, gflops: flops / timed[i].ms / 1e6 }));
+  }
+
+  // n = 16384 on a fresh instance: it completes, and the wasm memory it needed.
+  let long = null;
+  if (!quick) {
+    const n = 16384;
+    const { attn, memory } = await loadFresh();
+    const shape = [1, n, d];
+    const [Q, K, V, G] = [21, 22, 23, 24].map((seed) => ({ data: random(n * d, seed), shape }));
+    const start = performance.now();
+    const grads = attn.scaledDotProductAttentionBackward(Q, K, V, G);
+    const ms = performance.now() - start;
+    checkOurs('ours: SIMD backward', grads, { n, d, q: Q.data, k: K.data, v: V.data, g: G.data });
+    long = { n, d, ms, gflops: backwardFlops(n, d) / ms / 1e6, peakBytes: memory.buffer.byteLength };
+  }
+
+  const lookup = (name, n) => results.find((r) => r.runner === name && r.n === n);
+  const summary = sizes.map((n) => {
+    const ours = lookup('ours: SIMD backward', n), forward = lookup('ours: SIMD forward', n), peer = lookup('tfjs-wasm tf.grads', n);
+    const vsForward = ours.ms / forward.ms;
+    const vsPeer = peer ? peer.ms / ours.ms : undefined;
+    return `backward n = ${n}, d = ${d}: ours SIMD ${ours.gflops.toFixed(1)} GFLOP/s (10·n²·d), ` +
+      `${vsForward.toFixed(2)}× our forward's time (goal ≤ 3.5: ${vsForward <= 3.5 ? 'met' : 'NOT met'}), ` +
+      (vsPeer === undefined ? 'tfjs-wasm not measured' : `${vsPeer.toFixed(2)}× tfjs-wasm tf.grads (goal ≥ 1.5: ${vsPeer >= 1.5 ? 'met' : 'NOT met'})`);
+  });
+  if (long) {
+    summary.push(`backward n = ${long.n}, d = ${d}: completed in ${(long.ms / 1000).toFixed(2)} s ` +
+      `(${long.gflops.toFixed(1)} GFLOP/s), wasm memory of the fresh instance ${(long.peakBytes / 2 ** 20).toFixed(1)} MiB`);
+  }
+  return { results, long, summary };
+}
