@@ -250,6 +250,22 @@ void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch va
   }
 }
 
+AttentionResult MultiHeadAttention::forward(const Tensor3& query, const Tensor3& key,
+                                            const Tensor3& value,
+                                            const MultiHeadForwardOptions& options,
+                                            bool need_weights) const {
+  AttentionResult result;
+  result.output = Tensor3(query.batch, query.rows, config_.embed_dim);
+  if (need_weights) {
+    const Index rows = options.average_attn_weights ? query.batch : query.batch * config_.num_heads;
+    result.weights = Tensor3(rows, query.rows, key.rows);
+  }
+  const MutableBatch weights = result.weights.view();
+  forward(query.view(), key.view(), value.view(), options, result.output.view(),
+          need_weights ? &weights : nullptr);
+  return result;
+}
+
 // The forward's chain run backwards: out_proj, the heads' attention (flash-style, which also
 // gives back the heads' outputs that out_proj's weight gradient needs), then the three input
 // projections, each an nn.Linear backward.

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attn/attention.hpp"
 #include "attn/mask.hpp"
 #include "attn/tensor.hpp"
 
@@ -96,6 +97,12 @@ class MultiHeadAttention {
   void forward(ConstBatch query, ConstBatch key, ConstBatch value,
                const MultiHeadForwardOptions& options, MutableBatch output,
                const MutableBatch* weights = nullptr) const;
+
+  // The same on owning tensors: output [B, L, E], and the weights when need_weights ([B, L, S]
+  // averaged, or [B * heads, L, S]).
+  AttentionResult forward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
+                          const MultiHeadForwardOptions& options = {},
+                          bool need_weights = false) const;
 
   // The backward of forward(): grad_output [B, L, E]; options as the forward's (its masks).
   // Throws std::invalid_argument as forward() does, and when grad_output is not [B, L, E].

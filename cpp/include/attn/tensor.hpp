@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace attn {
@@ -24,6 +25,16 @@ struct BatchView {
   Index batch = 0;
   Index rows = 0;
   Index cols = 0;
+
+  BatchView() = default;
+  BatchView(Scalar* data_, Index batch_, Index rows_, Index cols_)
+      : data(data_), batch(batch_), rows(rows_), cols(cols_) {}
+  // A mutable view reads as a const one (a Tensor3's view() passes where input is expected).
+  template <typename Other, typename = std::enable_if_t<std::is_same_v<const Other, Scalar> &&
+                                                        !std::is_same_v<Other, Scalar>>>
+  BatchView(
+      const BatchView<Other>& other)  // NOLINT(google-explicit-constructor): as T* -> const T*
+      : data(other.data), batch(other.batch), rows(other.rows), cols(other.cols) {}
 
   Index size() const { return batch * rows * cols; }
   Eigen::Map<std::conditional_t<std::is_const_v<Scalar>, const Matrix, Matrix>> operator[](
