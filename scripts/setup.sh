@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: the native toolchain, Eigen and Catch2 for the core; emscripten for the wasm
+# Debian packages: the native toolchain, Eigen and Catch2 for the core; clang and its runtime
+# libraries (libFuzzer, ASan, UBSan) for the sanitizer and fuzz runs; emscripten for the wasm
 # build; chromium for the browser tests.
-packages=(cmake g++ make libeigen3-dev catch2 emscripten chromium)
+packages=(cmake g++ make libeigen3-dev catch2 clang libclang-rt-14-dev emscripten chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=build/cmake-package
-rm -rf "$out"
+# A fresh prefix and find_package consumer, so nothing stale passes for installed; the
+# add_subdirectory build stays, incremental like the other build trees.
+rm -rf "$out/prefix" "$out/installed"
 if [ ! -f build/native/CMakeCache.txt ]; then
   cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
