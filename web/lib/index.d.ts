@@ -29,6 +29,11 @@ export interface AttentionResult {
   weights?: Tensor;
 }
 
+/** The result when the weights were asked for (`weights: true`; multi-head: unless `needWeights: false`). */
+export interface AttentionResultWithWeights extends AttentionResult {
+  weights: Tensor;
+}
+
 export interface MaskOptions {
   validLens?: ValidLens;
   /** Query i sees only keys j <= i. */
@@ -121,14 +126,18 @@ export interface MultiHeadAttention {
    * Loads torch.nn.MultiheadAttention weights by their state-dict names: in_proj_weight
    * [3E, E] (or q_proj_weight / k_proj_weight / v_proj_weight when kdim or vdim differ),
    * in_proj_bias [3E], out_proj.weight [E, E], out_proj.bias [E]. All entries are required.
+   * Takes readSafetensors' result as it is; an entry whose data is not a Float32Array throws a
+   * TypeError naming it.
    */
-  loadStateDict(dict: Record<string, Tensor>): this;
+  loadStateDict(dict: Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>): this;
   /** Re-draws parameters as PyTorch initialises them (Xavier-uniform), from a seed. */
   resetParameters(seed?: number): this;
   /**
    * query [B, L, E], key [B, S, kdim] (default query), value [B, S, vdim] (default key).
    * Self-attention: forward(x). Cross-attention: forward(x, memory).
    */
+  forward(query: Tensor, key?: Tensor, value?: Tensor,
+          options?: MultiHeadForwardOptions & { needWeights?: true }): AttentionResultWithWeights;
   forward(query: Tensor, key?: Tensor, value?: Tensor, options?: MultiHeadForwardOptions): AttentionResult;
   /** Frees the wasm memory; the instance cannot be used afterwards. */
   dispose(): void;
@@ -156,8 +165,12 @@ export interface Attention {
   /** [B, n, k] x [B, k, m] -> [B, n, m] */
   bmm(a: Tensor, b: Tensor): Tensor;
   /** softmax(mask(q kᵀ · scale)) v with q [B, nq, d], k [B, nk, d], v [B, nk, dv]. */
+  scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor,
+                            options: ScaledDotProductOptions & { weights: true }): AttentionResultWithWeights;
   scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, options?: ScaledDotProductOptions): AttentionResult;
   /** d2l's AdditiveAttention (Bahdanau): scores w_vᵀ tanh(W_q q + W_k k). */
+  additiveAttention(q: Tensor, k: Tensor, v: Tensor,
+                    options: AdditiveOptions & { weights: true }): AttentionResultWithWeights;
   additiveAttention(q: Tensor, k: Tensor, v: Tensor, options: AdditiveOptions): AttentionResult;
   MultiHeadAttention: new (config: MultiHeadConfig) => MultiHeadAttention;
   readSafetensors: typeof readSafetensors;
