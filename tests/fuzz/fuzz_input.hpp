@@ -12,6 +12,8 @@
 #include <limits>
 #include <vector>
 
+#include "random_stream.hpp"
+
 namespace fuzz {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -40,23 +42,17 @@ class Input {
   size_t size_;
 };
 
-// splitmix64: tiny, and every seed gives a well-mixed stream.
+// Draws from the core's own seeded stream (splitmix64): the fuzzer needs no second generator.
 class Stream {
  public:
-  explicit Stream(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  float uniform(float lo, float hi) {
-    return lo + (hi - lo) * static_cast<float>(next() >> 40) / static_cast<float>(1 << 24);
-  }
-  bool chance(unsigned percent) { return next() % 100 < percent; }
+  explicit Stream(uint64_t seed) : random_(seed) {}
+  float uniform(float lo, float hi) { return lo + (hi - lo) * random_.next_uniform(); }
+  // Uniform in [0, n) for n <= 2^24 (the stream's 24 bits).
+  uint32_t below(uint64_t n) { return static_cast<uint32_t>(random_.next_uniform() * n); }
+  bool chance(unsigned percent) { return below(100) < percent; }
 
  private:
-  uint64_t state_;
+  attn::detail::RandomStream random_;
 };
 
 // Tame values lie in [-scale, scale], where every documented result is finite. Wild values add
@@ -69,7 +65,7 @@ inline std::vector<float> tensor(size_t n, Stream& stream, Values values, float 
   std::vector<float> out(n);
   for (float& x : out) {
     x = values == Values::Wild && stream.chance(20)
-            ? kSpecial[stream.next() % (sizeof kSpecial / sizeof *kSpecial)]
+            ? kSpecial[stream.below(sizeof kSpecial / sizeof *kSpecial)]
             : stream.uniform(-scale, scale);
   }
   return out;

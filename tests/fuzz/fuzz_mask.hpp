@@ -142,7 +142,8 @@ class MaskCase {
     }
     auto& lens = mask.valid_lens;
     lens.resize(count);
-    for (int32_t& len : lens) len = static_cast<int32_t>(stream.next() % (nk_ + 1));
+    for (int32_t& len : lens)
+      len = static_cast<int32_t>(stream.below(static_cast<uint64_t>(nk_ + 1)));
     if (count > 0 && in.below(4) == 0) {
       lens[in.byte() % count] =
           in.pick<int32_t>({-1, static_cast<int32_t>(nk_ + 1), std::numeric_limits<int32_t>::min(),
