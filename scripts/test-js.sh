@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs the npm package, installs the tarball into a fresh consumer folder and runs the JS tests
 # there, so they import 'attention-wasm' by name exactly as users do: a file missing from the
-# tarball or a wrong exports entry fails them.
+# tarball or a wrong exports entry fails them. Then the type test (scripts/test-types.sh) against
+# the same install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -14,3 +15,5 @@ cd "$consumer"
 echo '{ "name": "attention-wasm-consumer", "private": true, "type": "module" }' > package.json
 npm install --no-audit --no-fund --silent "./$tarball"
 ATTN_REPO="$root" node --test --test-reporter=spec test/*.test.js
+cd "$root"
+bash scripts/test-types.sh

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds the core natively and runs its Catch2 suite through CTest, twice: with the SIMD kernels
-# (SSE on x86-64) and with their scalar twins (ATTN_SIMD=OFF), against the same references.
+# Builds the core natively and runs its Catch2 suite through CTest three times: with the SIMD
+# kernels (SSE on x86-64), with their scalar twins (ATTN_SIMD=OFF), and with the SIMD kernels
+# under AddressSanitizer + UndefinedBehaviorSanitizer (which also replays the fuzz corpus). Then
+# the README's C++ examples, the CMake package test and a bounded fuzz run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for variant in simd scalar; do
@@ -11,3 +13,16 @@ for variant in simd scalar; do
   cmake --build "$dir" -j2
   ctest --test-dir "$dir" --output-on-failure -j2
 done
+
+echo "-- native tests, SIMD kernels under ASan + UBSan"
+bash scripts/configure-sanitize.sh
+cmake --build build/native-asan -j2
+ctest --test-dir build/native-asan --output-on-failure -j2
+
+echo "-- README C++ examples, against build/native"
+bash scripts/test-readme-cpp.sh
+
+echo "-- CMake package: find_package and add_subdirectory consumers"
+bash scripts/test-cmake-package.sh
+echo "-- fuzzing"
+bash scripts/test-fuzz.sh

@@ -45,6 +45,9 @@ Matrix project(ConstBatch x, const ProjectionWeight& weight, const Vector& bias)
 Matrix split_heads(const Matrix& projected, Index batch, Index n, Index heads) {
   const Index head_dim = projected.cols() / heads;
   Matrix split(batch * heads * n, head_dim);
+  // With no rows (n = 0) there is nothing to move, and a block at a column offset of an empty
+  // matrix is an offset from its null data pointer: undefined behaviour (found by UBSan).
+  if (split.size() == 0) return split;
   for (Index b = 0; b < batch; ++b) {
     for (Index h = 0; h < heads; ++h) {
       split.middleRows((b * heads + h) * n, n) = projected.block(b * n, h * head_dim, n, head_dim);
@@ -57,6 +60,7 @@ Matrix split_heads(const Matrix& projected, Index batch, Index n, Index heads) {
 Matrix merge_heads(const Matrix& split, Index batch, Index n, Index heads) {
   const Index head_dim = split.cols();
   Matrix merged(batch * n, heads * head_dim);
+  if (merged.size() == 0) return merged;  // as in split_heads
   for (Index b = 0; b < batch; ++b) {
     for (Index h = 0; h < heads; ++h) {
       merged.block(b * n, h * head_dim, n, head_dim) = split.middleRows((b * heads + h) * n, n);

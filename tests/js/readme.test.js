@@ -9,14 +9,15 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
+import { jsBlocks } from './readme-blocks.js';
+
 const consumer = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 function readmeExample() {
   const repo = process.env.ATTN_REPO;
   assert.ok(repo, 'ATTN_REPO (the repository root) is not set');
   const readme = readFileSync(join(repo, 'README.md'), 'utf8');
-  const blocks = [...readme.matchAll(/^```(?:js|javascript|mjs)[^\S\n]*\n([\s\S]*?)^```[^\S\n]*$/gm)].map((m) => m[1]);
-  return blocks.find((code) => /\bfrom\s*['"]attention-wasm['"]/.test(code));
+  return jsBlocks(readme).find((code) => /\bfrom\s*['"]attention-wasm['"]/.test(code));
 }
 
 test("README.md's first ```js example importing 'attention-wasm' runs and exits 0", () => {

@@ -62,6 +62,11 @@ export interface MultiHeadGradients {
   dParameters: Record<string, Tensor>;
 }
 
+/** The result when the weights were asked for (`weights: true`; multi-head: unless `needWeights: false`). */
+export interface AttentionResultWithWeights extends AttentionResult {
+  weights: Tensor;
+}
+
 export interface MaskOptions {
   validLens?: ValidLens;
   /** Query i sees only keys j <= i. */
@@ -158,14 +163,18 @@ export interface MultiHeadAttention {
    * in_proj_bias [3E], out_proj.weight [E, E], out_proj.bias [E]. All entries are required.
    * All or nothing: every entry is read once and checked before any weight is replaced, so a
    * load that throws leaves the instance as it was.
+   * Takes readSafetensors' result as it is; an entry whose data is not a Float32Array throws a
+   * TypeError naming it.
    */
-  loadStateDict(dict: Record<string, Tensor>): this;
+  loadStateDict(dict: Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>): this;
   /** Re-draws parameters as PyTorch initialises them (Xavier-uniform), from a seed. */
   resetParameters(seed?: number): this;
   /**
    * query [B, L, E], key [B, S, kdim] (default query), value [B, S, vdim] (default key).
    * Self-attention: forward(x). Cross-attention: forward(x, memory).
    */
+  forward(query: Tensor, key?: Tensor, value?: Tensor,
+          options?: MultiHeadForwardOptions & { needWeights?: true }): AttentionResultWithWeights;
   forward(query: Tensor, key?: Tensor, value?: Tensor, options?: MultiHeadForwardOptions): AttentionResult;
   /**
    * Gradients of sum(forward(query, key, value, options).output ⊙ gradOutput): gradOutput is
@@ -211,12 +220,16 @@ export interface Attention {
   /** [B, n, k] x [B, k, m] -> [B, n, m] */
   bmm(a: Tensor, b: Tensor): Tensor;
   /** softmax(mask(q kᵀ · scale)) v with q [B, nq, d], k [B, nk, d], v [B, nk, dv]. */
+  scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor,
+                            options: ScaledDotProductOptions & { weights: true }): AttentionResultWithWeights;
   scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, options?: ScaledDotProductOptions): AttentionResult;
   /** d2l's AdditiveAttention (Bahdanau): scores w_vᵀ tanh(W_q q + W_k k). */
+  additiveAttention(q: Tensor, k: Tensor, v: Tensor,
+                    options: AdditiveOptions & { weights: true }): AttentionResultWithWeights;
   additiveAttention(q: Tensor, k: Tensor, v: Tensor, options: AdditiveOptions): AttentionResult;
   /**
    * Gradients of sum(output ⊙ gradOutput) for scaledDotProductAttention(q, k, v, options), with
-   * gradOutput [B, nq, dv]: flash-style, from q, k, v and per-row softmax statistics, never
+   * gradOutput [B, nq, dv]: flash-style, a block of queries at a time against every key, never
    * forming an [nq, nk] matrix. Every option acts as in the forward; with dropout the same seed
    * regenerates the forward's mask. A masked score passes no gradient to q or k; with the d2l
    * fill a fully masked row still pools v uniformly, so v gets its gradient.

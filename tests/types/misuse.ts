@@ -1,0 +1,65 @@
+// Misuse the .d.ts must reject: each `@ts-expect-error` line has to be a type error, or tsc
+// fails with "Unused '@ts-expect-error' directive". The lines without one must compile.
+import { loadAttention, readSafetensors, type Tensor } from 'attention-wasm';
+
+const attn = await loadAttention({ simd: false });
+const t = (shape: number[]): Tensor => ({ data: new Float32Array(shape.reduce((a, b) => a * b, 1)), shape });
+const q = t([1, 2, 4]);
+
+// @ts-expect-error: an unknown loader option
+await loadAttention({ simd: false, threads: 2 });
+// @ts-expect-error: the backend is one of two strings
+const backend: 'native' = attn.backend;
+
+// @ts-expect-error: a misspelled option (validLen for validLens)
+attn.scaledDotProductAttention(q, q, q, { validLen: [1] });
+// @ts-expect-error: dropout is a number
+attn.scaledDotProductAttention(q, q, q, { dropout: '0.1' });
+// @ts-expect-error: v is required
+attn.scaledDotProductAttention(q, q);
+// @ts-expect-error: data must be a Float32Array, not a plain array
+attn.softmax({ data: [1, 2, 3], shape: [3] });
+// @ts-expect-error: a tensor needs its shape
+attn.softmax({ data: new Float32Array(3) });
+// Without `weights: true` the weights may be absent...
+// @ts-expect-error: 'weights' is possibly undefined
+attn.scaledDotProductAttention(q, q, q).weights.shape;
+// ...with it they are not.
+attn.scaledDotProductAttention(q, q, q, { weights: true }).weights.shape;
+
+// @ts-expect-error: not a similarity kernel
+attn.kernelRegression({ keys: t([3]), values: t([3]), queries: t([2]), kernel: 'gaussain' });
+// @ts-expect-error: keys, values and queries are required
+attn.kernelRegression({ keys: t([3]), values: t([3]) });
+// @ts-expect-error: bandwidths is a list
+attn.leaveOneOut({ keys: t([3]), values: t([3]), bandwidths: 0.5 });
+// @ts-expect-error: not a score function
+attn.score(q, q, { fn: 'cosine' });
+// @ts-expect-error: valid lengths are integers, not floats
+attn.maskedSoftmax(q, new Float32Array([1]));
+// @ts-expect-error: additive attention needs its parameters
+attn.additiveAttention(q, q, q, { validLens: [1] });
+
+// @ts-expect-error: the config needs numHeads
+new attn.MultiHeadAttention({ embedDim: 4 });
+// @ts-expect-error: PyTorch's spelling is not the JS one (embedDim)
+new attn.MultiHeadAttention({ embed_dim: 4, numHeads: 2 });
+const mha = new attn.MultiHeadAttention({ embedDim: 4, numHeads: 2 });
+// Weights are returned unless needWeights is false.
+mha.forward(q).weights.shape;
+// @ts-expect-error: 'weights' is possibly undefined
+mha.forward(q, q, q, { needWeights: false }).weights.shape;
+// @ts-expect-error: keyPaddingMask is boolean (Uint8Array), not float
+mha.forward(q, q, q, { keyPaddingMask: new Float32Array(2) });
+// @ts-expect-error: a state dict holds tensors, not arrays
+mha.loadStateDict({ in_proj_weight: [1, 2, 3] });
+mha.loadStateDict(readSafetensors(new Uint8Array(0)));
+// @ts-expect-error: readSafetensors takes bytes, not a path
+readSafetensors('mha.safetensors');
+// @ts-expect-error: the result is a record of tensors
+readSafetensors(new Uint8Array(0)).in_proj_weight.dtype;
+// @ts-expect-error: the config is read-only
+mha.config.embedDim = 8;
+mha.dispose();
+
+export {};
