@@ -11,6 +11,7 @@
 // on operands packed once per score matrix.
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <vector>
 
@@ -104,8 +105,10 @@ class MatrixBackward {
     return end;
   }
 
-  // Scores of rows i0.. against keys [j0, j1), masked, into the strip.
+  // Scores of rows i0.. against keys [j0, j1), masked, into the strip. j0 starts a panel of
+  // packed K (a multiple of 16).
   void score_columns(Index i0, Index rows, Index j0, Index j1) {
+    assert(j0 % kPanel == 0);
     f32_gemm_panels(q_ + i0 * d_, d_, rows, d_, keys_t_.data() + j0 * d_, kPanel * d_, j1 - j0,
                     weights_.data() + j0, stride_);
     if (!masked_) return;
@@ -126,7 +129,7 @@ class MatrixBackward {
       for (Index r = 0; r < rows; ++r) {
         const float max = f32_row_max(weights_.data() + r * stride_, keys);
         if (!(mask_.mask.fill < max - kUnderflowMargin)) {
-          score_columns(i0, rows, keys, nk_);
+          score_columns(i0, rows, keys / kPanel * kPanel, nk_);
           keys = nk_;
           break;
         }

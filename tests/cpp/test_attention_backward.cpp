@@ -204,6 +204,9 @@ TEST_CASE("SDPA backward matches the analytic reference across query and key til
   // Valid lengths ending inside a later key block; rows whose tiles past it are skipped.
   check_against_analytic(random_inputs(3, 9, 300, 16, 20, 150), with_valid_lens({200, 1, 129}));
   check_against_analytic(random_inputs(3, 9, 300, 16, 20, 160), with_valid_lens({0, 300, 128}));
+  // A fully masked query beside queries that see 20 and 5 keys: the block's visible keys end
+  // mid-panel, and the uniform row needs the hidden keys' weights as well.
+  check_against_analytic(random_inputs(1, 3, 40, 8, 4, 165), with_valid_lens({0, 20, 5}));
   AttentionOptions causal;
   causal.mask.causal = true;
   check_against_analytic(random_inputs(2, 150, 150, 32, 24, 170), causal);
