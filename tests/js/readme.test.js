@@ -1,6 +1,7 @@
-// The README's usage example runs as written: the first ```js block that imports
-// 'attention-wasm' is saved as a module in the consumer folder (where the packed package is
-// installed) and run with node; it must exit 0. No such block in README.md is a failure.
+// The README's usage examples run as written: every ```js block that imports 'attention-wasm'
+// (a whole program; blocks that continue an earlier one are type-checked by
+// scripts/test-types.sh instead) is saved as a module in the consumer folder (where the packed
+// package is installed) and run with node; each must exit 0. No such block is a failure.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -13,23 +14,30 @@ import { jsBlocks } from './readme-blocks.js';
 
 const consumer = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-function readmeExample() {
+function readmeExamples() {
   const repo = process.env.ATTN_REPO;
   assert.ok(repo, 'ATTN_REPO (the repository root) is not set');
   const readme = readFileSync(join(repo, 'README.md'), 'utf8');
-  return jsBlocks(readme).find((code) => /\bfrom\s*['"]attention-wasm['"]/.test(code));
+  return jsBlocks(readme).filter((code) => /\bfrom\s*['"]attention-wasm['"]/.test(code));
 }
 
-test("README.md's first ```js example importing 'attention-wasm' runs and exits 0", () => {
-  const code = readmeExample();
-  assert.ok(code, "README.md has no ```js code block that imports 'attention-wasm'");
-  const file = join(consumer, `readme-example-${process.pid}.mjs`);
-  writeFileSync(file, code);
-  try {
-    const run = spawnSync(process.execPath, [file], { cwd: consumer, encoding: 'utf8', timeout: 60000 });
-    assert.equal(run.error, undefined, `could not run the example: ${run.error}`);
-    assert.equal(run.status, 0, `the README example exited with ${run.status} (signal ${run.signal})\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`);
-  } finally {
-    rmSync(file, { force: true });
-  }
+const examples = readmeExamples();
+
+test("README.md has ```js examples that import 'attention-wasm'", () => {
+  assert.ok(examples.length > 0, "README.md has no ```js code block that imports 'attention-wasm'");
+});
+
+examples.forEach((code, index) => {
+  const firstLine = code.split('\n').find((line) => line.startsWith('//')) ?? `example ${index + 1}`;
+  test(`README.md's \`\`\`js example ${index + 1} runs and exits 0 (${firstLine.slice(0, 60)})`, () => {
+    const file = join(consumer, `readme-example-${process.pid}-${index}.mjs`);
+    writeFileSync(file, code);
+    try {
+      const run = spawnSync(process.execPath, [file], { cwd: consumer, encoding: 'utf8', timeout: 60000 });
+      assert.equal(run.error, undefined, `could not run the example: ${run.error}`);
+      assert.equal(run.status, 0, `the README example exited with ${run.status} (signal ${run.signal})\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  });
 });
