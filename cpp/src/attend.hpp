@@ -1,7 +1,9 @@
 #pragma once
-// The part every attention variant shares once its scores exist: mask, softmax, dropout, and the
-// weighted sum of the values. Scaled dot-product, additive and multi-head attention differ only
-// in how they fill a score matrix.
+// What the attention functions of attention.cpp and attention_backward.cpp share: their
+// argument checks, the default scale, and the unfused path (mask, softmax, dropout and the
+// weighted sum once a score matrix exists), which additive attention and scaled dot-product
+// attention with dropout take; without dropout the latter, and multi-head attention, take the
+// fused kernel (fused_attention.hpp).
 
 #include <functional>
 
@@ -28,12 +30,5 @@ float default_scale(const AttentionOptions& options, Index d);
 // The mask must already be validated against (batch, nq, nk, batch_heads).
 void attend(const ScoreFiller& fill_scores, ConstBatch v, const AttentionOptions& options,
             Index batch_heads, MutableBatch output, const MutableBatch* weights);
-
-// Throws std::invalid_argument when q, k or the parameters `fn` reads do not fit together.
-void check_score_arguments(ScoreFunction fn, ConstBatch q, ConstBatch k, const ScoreParams& params);
-
-// One score matrix of `fn` (see scoring.hpp), without shape checks.
-void score_matrix(ScoreFunction fn, const ConstMatrixMap& q, const ConstMatrixMap& k,
-                  const ScoreParams& params, MatrixMap scores);
 
 }  // namespace attn::detail

@@ -11,6 +11,7 @@
 #include "gemm.hpp"
 #include "row_kernels.hpp"
 #include "row_mask.hpp"
+#include "score_matrix.hpp"
 
 namespace attn {
 

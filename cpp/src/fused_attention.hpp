@@ -34,9 +34,9 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
 // Gradients of sum(output * grad_output) with respect to q, k and v, flash-style: a block of
 // queries at a time against every key (a strip of at most 64 x nk scores), so no [nq, nk]
 // matrix exists and the extra memory is O((nq + nk) d + nk). Keys hidden from a whole block by
-// valid lengths or causality (whose weights are exactly 0) are never multiplied. `dropout` is the forward's, regenerated
-// per weight; `output`, when non-null, receives the forward output (multi-head attention needs
-// it). Shapes as in attention_fused; dq, dk, dv shaped like q, k, v.
+// valid lengths or causality (whose weights are exactly 0) are never multiplied. `dropout` is the
+// forward's, regenerated per weight; `output`, when non-null, receives the forward output
+// (multi-head attention needs it). Shapes as in attention_fused; dq, dk, dv shaped like q, k, v.
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,

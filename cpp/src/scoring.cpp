@@ -3,9 +3,9 @@
 #include <cmath>
 #include <string>
 
-#include "attend.hpp"
 #include "checks.hpp"
 #include "gemm.hpp"
+#include "score_matrix.hpp"
 
 namespace attn {
 
