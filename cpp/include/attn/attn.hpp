@@ -14,5 +14,6 @@
 #include "attn/optim.hpp"
 #include "attn/positional_encoding.hpp"
 #include "attn/scoring.hpp"
+#include "attn/seq2seq.hpp"
 #include "attn/softmax.hpp"
 #include "attn/tensor.hpp"
