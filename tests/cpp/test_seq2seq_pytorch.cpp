@@ -1,0 +1,146 @@
+// The Bahdanau encoder-decoder against d2l's PyTorch model: tests/fixtures/seq2seq/seq2seq.json,
+// written by scripts/fixtures/seq2seq.py (float64 references from float32 weights). Tolerance,
+// the fixtures' rule: |got - want| <= 2e-4 * max|want| per tensor.
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "attn/seq2seq.hpp"
+#include "fixtures.hpp"
+
+using attn::Index;
+using fixtures::json;
+
+namespace {
+
+struct Seq2SeqCase {
+  explicit Seq2SeqCase(const fixtures::Case& c)
+      : model(config_of(c.inputs.at("config"))),
+        src(fixtures::data_of<int32_t>(c.inputs.at("src"))),
+        lens(fixtures::data_of<int32_t>(c.inputs.at("srcValidLens"))),
+        tgt_in(fixtures::data_of<int32_t>(c.inputs.at("tgtInput"))),
+        tgt_out(fixtures::data_of<int32_t>(c.inputs.at("tgtOutput"))),
+        batch(fixtures::shape_of(c.inputs.at("src"))[0]),
+        src_steps(fixtures::shape_of(c.inputs.at("src"))[1]),
+        tgt_steps(fixtures::shape_of(c.inputs.at("tgtInput"))[1]) {
+    std::vector<attn::NamedTensor> state;
+    for (const auto& [name, t] : c.inputs.at("stateDict").items()) {
+      state.push_back({name, fixtures::shape_of(t), fixtures::data_of<float>(t)});
+    }
+    model.load_state_dict(state);
+  }
+
+  static attn::Seq2SeqConfig config_of(const json& c) {
+    attn::Seq2SeqConfig config;
+    config.src_vocab_size = c.at("srcVocabSize").get<Index>();
+    config.tgt_vocab_size = c.at("tgtVocabSize").get<Index>();
+    config.embed_size = c.at("embedSize").get<Index>();
+    config.num_hiddens = c.at("numHiddens").get<Index>();
+    config.num_layers = c.at("numLayers").get<Index>();
+    config.attention = c.at("attention").get<bool>();
+    return config;
+  }
+
+  attn::TokenBatch src_batch() const { return {src.data(), batch, src_steps}; }
+  attn::TokenBatch in_batch() const { return {tgt_in.data(), batch, tgt_steps}; }
+  attn::TokenBatch out_batch() const { return {tgt_out.data(), batch, tgt_steps}; }
+
+  attn::Seq2Seq model;
+  std::vector<int32_t> src, lens, tgt_in, tgt_out;
+  Index batch, src_steps, tgt_steps;
+};
+
+void check_scalar(double got, double want, const std::string& what) {
+  INFO(what << ": got " << got << ", expected " << want);
+  CHECK(std::abs(got - want) <= 2e-4 * std::abs(want));
+}
+
+void check_named(const std::vector<attn::NamedTensor>& got, const json& want,
+                 const std::string& what) {
+  REQUIRE(got.size() == want.size());
+  for (const auto& t : got) {
+    REQUIRE(want.contains(t.name));
+    fixtures::check(t.data.data(), t.shape, want.at(t.name), want, what + " " + t.name);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("seq2seq forward, loss and gradients match d2l's PyTorch model", "[seq2seq][fixtures]") {
+  for (const auto& c : fixtures::load("seq2seq/seq2seq.json")) {
+    DYNAMIC_SECTION(c.name) {
+      Seq2SeqCase s(c);
+      const auto out = s.model.forward(s.src_batch(), s.lens, s.in_batch());
+      fixtures::check(out.logits, c.expected.at("logits"), c.expected, "logits");
+      if (c.expected.contains("attention")) {
+        fixtures::check(out.attention, c.expected.at("attention"), c.expected, "attention");
+      }
+      const int32_t pad = c.options.at("pad").get<int32_t>();
+      const auto loss = s.model.loss_and_gradients(s.src_batch(), s.lens, s.in_batch(),
+                                                   s.out_batch(), {pad, true, {}});
+      check_scalar(loss.loss, c.expected.at("loss").get<double>(), "loss");
+      check_named(loss.gradients, c.expected.at("gradients"), "gradient");
+    }
+  }
+}
+
+TEST_CASE("two clipped Adam steps match torch.optim.Adam after clip_grad_norm_",
+          "[seq2seq][fixtures]") {
+  for (const auto& c : fixtures::load("seq2seq/seq2seq.json")) {
+    DYNAMIC_SECTION(c.name) {
+      Seq2SeqCase s(c);
+      const attn::Seq2SeqTrainOptions options{c.options.at("pad").get<int32_t>(),
+                                              c.options.at("lr").get<float>(),
+                                              c.options.at("clip").get<float>(),
+                                              {}};
+      const auto losses = c.expected.at("trainLosses").get<std::vector<double>>();
+      for (size_t step = 0; step < 2; ++step) {
+        const float loss =
+            s.model.train_step(s.src_batch(), s.lens, s.in_batch(), s.out_batch(), options);
+        check_scalar(loss, losses[step], "loss before step " + std::to_string(step + 1));
+      }
+      check_named(s.model.state_dict(), c.expected.at("afterTwoSteps"), "after two steps");
+    }
+  }
+}
+
+TEST_CASE("greedy translation matches d2l's predict_step up to eos", "[seq2seq][fixtures]") {
+  for (const auto& c : fixtures::load("seq2seq/seq2seq.json")) {
+    DYNAMIC_SECTION(c.name) {
+      const Seq2SeqCase s(c);
+      const int32_t bos = c.options.at("bos").get<int32_t>();
+      const int32_t eos = c.options.at("eos").get<int32_t>();
+      const Index max_len = c.options.at("maxLen").get<Index>();
+      const auto got = s.model.translate(s.src_batch(), s.lens, {bos, eos, max_len});
+      // d2l keeps predicting after eos; the library repeats eos there and zeroes the attention.
+      const auto tokens = fixtures::data_of<int32_t>(c.expected.at("translationTokens"));
+      const bool attention = c.expected.contains("translationAttention");
+      const auto weights = attention
+                               ? fixtures::data_of<double>(c.expected.at("translationAttention"))
+                               : std::vector<double>{};
+      double peak = 0.0;
+      for (double w : weights) peak = std::max(peak, std::abs(w));
+      for (Index b = 0; b < s.batch; ++b) {
+        bool done = false;
+        for (Index t = 0; t < max_len; ++t) {
+          const size_t i = static_cast<size_t>(b * max_len + t);
+          INFO("row " << b << ", step " << t);
+          CHECK(got.tokens[i] == (done ? eos : tokens[i]));
+          for (Index j = 0; attention && j < s.src_steps; ++j) {
+            const double want = done ? 0.0 : weights[i * static_cast<size_t>(s.src_steps) + j];
+            CHECK(std::abs(got.attention.at(b, t, j) - want) <= 2e-4 * peak);
+          }
+          if (!done && tokens[i] == eos) {
+            done = true;
+            CHECK(got.lengths[static_cast<size_t>(b)] == t + 1);
+          }
+        }
+        if (!done) CHECK(got.lengths[static_cast<size_t>(b)] == max_len);
+      }
+      CHECK(got.lengths[0] <= 2);  // the fixture's eos is row 0's second token
+    }
+  }
+}
