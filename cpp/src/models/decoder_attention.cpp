@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "activation_kernels.hpp"
 #include "gemm.hpp"
 
 namespace attn::detail {
@@ -56,12 +57,9 @@ void DecoderAttention::step(Index t, const float* query, float* context) {
     for (Index j = 0; j < Ts; ++j) {
       const float* kp = projected_keys_.data() + (b * Ts + j) * h;
       float* f = features_.data() + ((t * B + b) * Ts + j) * h;
-      float score = 0.0f;
-      for (Index c = 0; c < h; ++c) {
-        f[c] = std::tanh(qp[c] + kp[c]);
-        score += f[c] * w_.w_v[c];
-      }
-      scores[j] = score;
+      for (Index c = 0; c < h; ++c) f[c] = qp[c] + kp[c];
+      f32_tanh(f, f, h);
+      scores[j] = ConstMatrixMap(f, 1, h).row(0).dot(w_.w_v.transpose());
     }
     masked_softmax_row(scores, Ts, valid_lens_[static_cast<size_t>(b)]);
     float* out = context + b * H;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "activation_kernels.hpp"
 #include "checks.hpp"
 #include "dropout.hpp"
 #include "gemm.hpp"
@@ -14,8 +15,6 @@ namespace attn {
 namespace detail {
 
 namespace {
-
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // Panels of W (not transposed) for dh W: W [3H, H] read as the [k = 3H, n = H] operand.
 std::vector<float> pack_plain(const ConstMatrixMap& w) {
@@ -67,19 +66,18 @@ void GruLayerTape::step(Index t, const float* gi) {
     const float* gib = gi + b * 3 * H;
     const float* ghb = gh_.data() + b * 3 * H;
     const float* hp = h_prev + b * H;
+    // gates: [r, z, n, hn], each H wide; r and z first hold their pre-activations.
     float* gates = gates_.data() + (t * batch_ + b) * 4 * H;
-    float* hb = h + b * H;
+    float *r = gates, *z = gates + H, *n = gates + 2 * H, *hn = gates + 3 * H;
+    for (Index j = 0; j < 2 * H; ++j) gates[j] = gib[j] + ghb[j];
+    f32_sigmoid(gates, gates, 2 * H);
     for (Index j = 0; j < H; ++j) {
-      const float r = sigmoid(gib[j] + ghb[j]);
-      const float z = sigmoid(gib[H + j] + ghb[H + j]);
-      const float hn = ghb[2 * H + j];
-      const float n = std::tanh(gib[2 * H + j] + r * hn);
-      gates[j] = r;
-      gates[H + j] = z;
-      gates[2 * H + j] = n;
-      gates[3 * H + j] = hn;
-      hb[j] = (1.0f - z) * n + z * hp[j];
+      hn[j] = ghb[2 * H + j];
+      n[j] = gib[2 * H + j] + r[j] * hn[j];
     }
+    f32_tanh(n, n, H);
+    float* hb = h + b * H;
+    for (Index j = 0; j < H; ++j) hb[j] = (1.0f - z[j]) * n[j] + z[j] * hp[j];
   }
 }
 
