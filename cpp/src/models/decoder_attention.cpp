@@ -22,12 +22,6 @@ void masked_softmax_row(float* s, Index n, Index valid) {
   for (Index j = 0; j < n; ++j) s[j] /= sum;
 }
 
-std::vector<float> pack_plain(const ConstMatrixMap& w) {
-  std::vector<float> packed(static_cast<size_t>(round_up(w.cols(), kPanel) * w.rows()));
-  f32_pack_panels(w.data(), w.cols(), w.rows(), w.cols(), /*transposed=*/false, packed.data());
-  return packed;
-}
-
 }  // namespace
 
 DecoderAttention::DecoderAttention(const AdditiveWeights& weights, Matrix values, Index batch,
@@ -84,7 +78,7 @@ void DecoderAttention::step_backward(Index t, const float* dcontext, float* dque
     d_projected_keys_ = Matrix::Zero(B * Ts, h);
     d_projected_queries_ = Matrix::Zero(steps_ * B, h);
     d_w_v_ = Vector::Zero(h);
-    packed_q_ = pack_plain(w_.w_q);
+    packed_q_ = pack(w_.w_q);
   }
   std::vector<float> d_weights(static_cast<size_t>(Ts));
   for (Index b = 0; b < B; ++b) {

@@ -14,17 +14,6 @@ namespace attn {
 
 namespace detail {
 
-namespace {
-
-// Panels of W (not transposed) for dh W: W [3H, H] read as the [k = 3H, n = H] operand.
-std::vector<float> pack_plain(const ConstMatrixMap& w) {
-  std::vector<float> packed(static_cast<size_t>(round_up(w.cols(), kPanel) * w.rows()));
-  f32_pack_panels(w.data(), w.cols(), w.rows(), w.cols(), /*transposed=*/false, packed.data());
-  return packed;
-}
-
-}  // namespace
-
 GruLayerGradientViews views_of(GruLayerGradients& g) {
   return {MatrixMap(g.dweight_ih.data(), g.dweight_ih.rows(), g.dweight_ih.cols()),
           MatrixMap(g.dweight_hh.data(), g.dweight_hh.rows(), g.dweight_hh.cols()),
@@ -99,7 +88,7 @@ void GruLayerTape::step_backward(Index t, const float* dh, float* dh_prev) {
   if (dgi_.rows() == 0) {
     dgi_.resize(steps_ * batch_, 3 * H);
     dgh_.resize(steps_ * batch_, 3 * H);
-    packed_hh_ = pack_plain(weights_.weight_hh);
+    packed_hh_ = pack(weights_.weight_hh);
   }
   const float* h_prev = state(t - 1);
   for (Index b = 0; b < batch_; ++b) {
