@@ -104,6 +104,10 @@ std::vector<float> pack_transposed(const MatrixRef& w) {
   return pack_panels(w.data(), w.outerStride(), w.cols(), w.rows(), /*transposed=*/true);
 }
 
+std::vector<float> pack(const MatrixRef& b) {
+  return pack_panels(b.data(), b.outerStride(), b.rows(), b.cols(), /*transposed=*/false);
+}
+
 Matrix matmul_transposed_packed(const MatrixRef& x, const std::vector<float>& packed_w, Index n) {
   return multiply_packed(x, packed_w.data(), n);
 }

@@ -82,6 +82,8 @@ Matrix matmul_transposed(const MatrixRef& a, const MatrixRef& b);
 // W [n, k] (nn.Linear's [out, in]) packed once as the panels of W^T, for a weight that meets
 // many inputs: x W^T is then matmul_transposed_packed(x, packed, n) with no packing per call.
 std::vector<float> pack_transposed(const MatrixRef& w);
+// B [k, n] itself packed once as panels (a weight W [out, in] as the right operand of dY W).
+std::vector<float> pack(const MatrixRef& b);
 Matrix matmul_transposed_packed(const MatrixRef& x, const std::vector<float>& packed_w, Index n);
 
 }  // namespace attn::detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "activation_kernels.hpp"
 #include "gemm.hpp"
 
 namespace attn::detail {
@@ -19,12 +20,6 @@ void masked_softmax_row(float* s, Index n, Index valid) {
   float sum = 0.0f;
   for (Index j = 0; j < n; ++j) sum += (s[j] = std::exp(s[j] - max));
   for (Index j = 0; j < n; ++j) s[j] /= sum;
-}
-
-std::vector<float> pack_plain(const ConstMatrixMap& w) {
-  std::vector<float> packed(static_cast<size_t>(round_up(w.cols(), kPanel) * w.rows()));
-  f32_pack_panels(w.data(), w.cols(), w.rows(), w.cols(), /*transposed=*/false, packed.data());
-  return packed;
 }
 
 }  // namespace
@@ -56,12 +51,9 @@ void DecoderAttention::step(Index t, const float* query, float* context) {
     for (Index j = 0; j < Ts; ++j) {
       const float* kp = projected_keys_.data() + (b * Ts + j) * h;
       float* f = features_.data() + ((t * B + b) * Ts + j) * h;
-      float score = 0.0f;
-      for (Index c = 0; c < h; ++c) {
-        f[c] = std::tanh(qp[c] + kp[c]);
-        score += f[c] * w_.w_v[c];
-      }
-      scores[j] = score;
+      for (Index c = 0; c < h; ++c) f[c] = qp[c] + kp[c];
+      f32_tanh(f, f, h);
+      scores[j] = ConstMatrixMap(f, 1, h).row(0).dot(w_.w_v.transpose());
     }
     masked_softmax_row(scores, Ts, valid_lens_[static_cast<size_t>(b)]);
     float* out = context + b * H;
@@ -86,7 +78,7 @@ void DecoderAttention::step_backward(Index t, const float* dcontext, float* dque
     d_projected_keys_ = Matrix::Zero(B * Ts, h);
     d_projected_queries_ = Matrix::Zero(steps_ * B, h);
     d_w_v_ = Vector::Zero(h);
-    packed_q_ = pack_plain(w_.w_q);
+    packed_q_ = pack(w_.w_q);
   }
   std::vector<float> d_weights(static_cast<size_t>(Ts));
   for (Index b = 0; b < B; ++b) {

@@ -6,17 +6,6 @@
 
 namespace attn::detail {
 
-namespace {
-
-// Panels of W [k, n] itself (not transposed), for products dY W.
-std::vector<float> pack_plain(const ConstMatrixMap& w) {
-  std::vector<float> packed(static_cast<size_t>(round_up(w.cols(), kPanel) * w.rows()));
-  f32_pack_panels(w.data(), w.cols(), w.rows(), w.cols(), /*transposed=*/false, packed.data());
-  return packed;
-}
-
-}  // namespace
-
 DecoderRun::DecoderRun(const Seq2SeqConfig& config, const Seq2Seq::Parameters& parameters,
                        const float* weights, const Matrix& encoder_outputs,
                        const Tensor3& encoder_states, const int32_t* valid_lens, Index steps,
@@ -90,7 +79,7 @@ void DecoderRun::step(Index t, const float* embeddings) {
 DecoderRun::Gradients DecoderRun::backward(const MatrixRef& d_top, float* gradients) {
   const Index B = batch_, H = hidden_, L = config_.num_layers, T = steps_;
   std::vector<std::vector<float>> packed_ih;  // W_ih_l as panels, for dx = dGI W_ih
-  for (const auto& w : layer_weights_) packed_ih.push_back(pack_plain(w.weight_ih));
+  for (const auto& w : layer_weights_) packed_ih.push_back(pack(w.weight_ih));
 
   std::vector<Matrix> carry(static_cast<size_t>(L), Matrix::Zero(B, H));  // dL/dh_{l, t}
   Matrix from_above(B, H), dh(B, H), dquery(B, H);

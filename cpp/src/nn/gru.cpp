@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "activation_kernels.hpp"
 #include "checks.hpp"
 #include "dropout.hpp"
 #include "gemm.hpp"
@@ -12,19 +13,6 @@
 namespace attn {
 
 namespace detail {
-
-namespace {
-
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
-// Panels of W (not transposed) for dh W: W [3H, H] read as the [k = 3H, n = H] operand.
-std::vector<float> pack_plain(const ConstMatrixMap& w) {
-  std::vector<float> packed(static_cast<size_t>(round_up(w.cols(), kPanel) * w.rows()));
-  f32_pack_panels(w.data(), w.cols(), w.rows(), w.cols(), /*transposed=*/false, packed.data());
-  return packed;
-}
-
-}  // namespace
 
 GruLayerGradientViews views_of(GruLayerGradients& g) {
   return {MatrixMap(g.dweight_ih.data(), g.dweight_ih.rows(), g.dweight_ih.cols()),
@@ -67,19 +55,18 @@ void GruLayerTape::step(Index t, const float* gi) {
     const float* gib = gi + b * 3 * H;
     const float* ghb = gh_.data() + b * 3 * H;
     const float* hp = h_prev + b * H;
+    // gates: [r, z, n, hn], each H wide; r and z first hold their pre-activations.
     float* gates = gates_.data() + (t * batch_ + b) * 4 * H;
-    float* hb = h + b * H;
+    float *r = gates, *z = gates + H, *n = gates + 2 * H, *hn = gates + 3 * H;
+    for (Index j = 0; j < 2 * H; ++j) gates[j] = gib[j] + ghb[j];
+    f32_sigmoid(gates, gates, 2 * H);
     for (Index j = 0; j < H; ++j) {
-      const float r = sigmoid(gib[j] + ghb[j]);
-      const float z = sigmoid(gib[H + j] + ghb[H + j]);
-      const float hn = ghb[2 * H + j];
-      const float n = std::tanh(gib[2 * H + j] + r * hn);
-      gates[j] = r;
-      gates[H + j] = z;
-      gates[2 * H + j] = n;
-      gates[3 * H + j] = hn;
-      hb[j] = (1.0f - z) * n + z * hp[j];
+      hn[j] = ghb[2 * H + j];
+      n[j] = gib[2 * H + j] + r[j] * hn[j];
     }
+    f32_tanh(n, n, H);
+    float* hb = h + b * H;
+    for (Index j = 0; j < H; ++j) hb[j] = (1.0f - z[j]) * n[j] + z[j] * hp[j];
   }
 }
 
@@ -101,7 +88,7 @@ void GruLayerTape::step_backward(Index t, const float* dh, float* dh_prev) {
   if (dgi_.rows() == 0) {
     dgi_.resize(steps_ * batch_, 3 * H);
     dgh_.resize(steps_ * batch_, 3 * H);
-    packed_hh_ = pack_plain(weights_.weight_hh);
+    packed_hh_ = pack(weights_.weight_hh);
   }
   const float* h_prev = state(t - 1);
   for (Index b = 0; b < batch_; ++b) {

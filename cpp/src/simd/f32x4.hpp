@@ -35,6 +35,12 @@ inline F32x4 splat(float x) { return {wasm_f32x4_splat(x)}; }
 inline F32x4 operator+(F32x4 a, F32x4 b) { return {wasm_f32x4_add(a.v, b.v)}; }
 inline F32x4 operator-(F32x4 a, F32x4 b) { return {wasm_f32x4_sub(a.v, b.v)}; }
 inline F32x4 operator*(F32x4 a, F32x4 b) { return {wasm_f32x4_mul(a.v, b.v)}; }
+inline F32x4 operator/(F32x4 a, F32x4 b) { return {wasm_f32x4_div(a.v, b.v)}; }
+inline F32x4 abs(F32x4 a) { return {wasm_f32x4_abs(a.v)}; }
+// |magnitude| with the sign bit of `sign`.
+inline F32x4 copy_sign(F32x4 magnitude, F32x4 sign) {
+  return {wasm_v128_bitselect(sign.v, magnitude.v, wasm_f32x4_splat(-0.0f))};
+}
 // a * b + c; SIMD128 has no fused multiply-add, so two instructions.
 inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) { return a * b + c; }
 // max(a, b) = a < b ? b : a: one x86 instruction, where wasm's NaN-exact f32x4.max costs
@@ -65,6 +71,13 @@ inline F32x4 splat(float x) { return {_mm_set1_ps(x)}; }
 inline F32x4 operator+(F32x4 a, F32x4 b) { return {_mm_add_ps(a.v, b.v)}; }
 inline F32x4 operator-(F32x4 a, F32x4 b) { return {_mm_sub_ps(a.v, b.v)}; }
 inline F32x4 operator*(F32x4 a, F32x4 b) { return {_mm_mul_ps(a.v, b.v)}; }
+inline F32x4 operator/(F32x4 a, F32x4 b) { return {_mm_div_ps(a.v, b.v)}; }
+inline F32x4 abs(F32x4 a) { return {_mm_andnot_ps(_mm_set1_ps(-0.0f), a.v)}; }
+// |magnitude| with the sign bit of `sign`.
+inline F32x4 copy_sign(F32x4 magnitude, F32x4 sign) {
+  const __m128 sign_bit = _mm_set1_ps(-0.0f);
+  return {_mm_or_ps(_mm_andnot_ps(sign_bit, magnitude.v), _mm_and_ps(sign_bit, sign.v))};
+}
 inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) {
 #if defined(__FMA__)
   return {_mm_fmadd_ps(a.v, b.v, c.v)};
@@ -122,6 +135,15 @@ inline F32x4 operator-(F32x4 a, F32x4 b) {
 }
 inline F32x4 operator*(F32x4 a, F32x4 b) {
   return lanewise(a, b, [](float x, float y) { return x * y; });
+}
+inline F32x4 operator/(F32x4 a, F32x4 b) {
+  return lanewise(a, b, [](float x, float y) { return x / y; });
+}
+inline F32x4 abs(F32x4 a) {
+  return lanewise(a, a, [](float x, float) { return std::fabs(x); });
+}
+inline F32x4 copy_sign(F32x4 magnitude, F32x4 sign) {
+  return lanewise(magnitude, sign, [](float x, float y) { return std::copysign(x, y); });
 }
 inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) { return a * b + c; }
 // The same semantics as the SIMD backends: a < b ? b : a.
