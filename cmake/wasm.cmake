@@ -11,7 +11,7 @@ target_compile_options(attn PUBLIC ${attn_wasm_compile_flags})
 
 set(ATTN_WASM_NAME "attention" CACHE STRING "Base name of the .mjs/.wasm pair")
 
-add_executable(attn_wasm cpp/bindings/embind.cpp)
+add_executable(attn_wasm cpp/bindings/embind.cpp cpp/bindings/models.cpp)
 set_target_properties(attn_wasm PROPERTIES OUTPUT_NAME ${ATTN_WASM_NAME} SUFFIX ".mjs")
 target_link_libraries(attn_wasm PRIVATE attn::attn)
 target_link_options(attn_wasm PRIVATE

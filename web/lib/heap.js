@@ -63,15 +63,20 @@ class HeapScope {
 
   /** Copies an argument record in; returns its address (0 when empty). */
   put(record) {
+    const pointer = this.#alloc(record.count * BYTES[record.type]);
+    if (pointer) this.write(record, pointer);
+    return pointer;
+  }
+
+  /** Copies an argument record to `pointer` (in a buffer this scope allocated). */
+  write(record, pointer) {
     // The record's view is our own, but the caller's buffer under it may have been detached or
     // shrunk by a getter that ran while later arguments were read.
     if (typedArrayLength(record.data) !== record.count) {
       throw new TypeError(`${record.name}: its buffer was detached or resized while the other arguments were read`);
     }
-    const pointer = this.#alloc(record.count * BYTES[record.type]);
     // The heap views are re-created when memory grows, so they are read after the allocation.
-    if (pointer) this.#module[HEAP_VIEWS[record.type]].set(record.data, pointer / BYTES[record.type]);
-    return pointer;
+    this.#module[HEAP_VIEWS[record.type]].set(record.data, pointer / BYTES[record.type]);
   }
 
   /** Copies an output buffer out into a fresh JS-owned tensor { data, shape }. */
@@ -106,10 +111,18 @@ export function withHeap(module, buffers, body) {
 // allocations are RangeErrors; anything else is a bug, reported as such.
 const ERRORS = { range: RangeError, memory: RangeError };
 
-/** Throws the JS error for a core status { kind, message } ('' kind: success). */
-export function check(status) {
+/**
+ * Throws the JS error for a core status { kind, message } ('' kind: success). `names` maps the
+ * core's argument names to the JS API's where they differ (src_valid_lens -> srcValidLens): a
+ * core message starts with the argument's name.
+ */
+export function check(status, names = {}) {
   if (!status.kind) return;
   const ErrorType = ERRORS[status.kind];
-  if (ErrorType) throw new ErrorType(status.kind === 'memory' ? `out of memory: ${status.message}` : status.message);
+  if (ErrorType) {
+    const argument = status.message.slice(0, status.message.indexOf(':'));
+    const message = Object.hasOwn(names, argument) ? names[argument] + status.message.slice(argument.length) : status.message;
+    throw new ErrorType(status.kind === 'memory' ? `out of memory: ${message}` : message);
+  }
   throw new Error(`attention-wasm internal error (${status.kind}): ${status.message}`);
 }

@@ -3,6 +3,7 @@
 import { createFunctions } from './functions.js';
 import { createMultiHeadAttentionClass } from './multi-head-attention.js';
 import { readSafetensors } from './safetensors.js';
+import { createSeq2SeqClass } from './seq2seq.js';
 import { describe } from './arguments.js';
 
 export { readSafetensors };
@@ -84,6 +85,7 @@ export async function loadAttention(options = {}) {
     backend: variant.backend,
     ...createFunctions(module),
     MultiHeadAttention: createMultiHeadAttentionClass(module),
+    Seq2SeqAttention: createSeq2SeqClass(module),
     readSafetensors,
   });
 }

@@ -1,30 +1,23 @@
-// MultiHeadAttention: torch.nn.MultiheadAttention(batch_first=True) in wasm. Each instance owns
-// a C++ object; dispose() frees it (a FinalizationRegistry frees forgotten ones eventually).
-// Every method reads all its arguments before it looks at the handle, so a getter that calls
-// dispose() is caught as use after dispose, before anything reaches the heap.
+// MultiHeadAttention: torch.nn.MultiheadAttention(batch_first=True) in wasm: forward, backward,
+// and (from model.js) the state dict and dispose().
 
 import {
-  describe, readBatch, readBoolean, readOptions, readPositiveInteger, readSize, readTensor, shapeString,
+  readBatch, readBoolean, readOptions, readPositiveInteger, readSize, readTensor,
 } from './arguments.js';
 import { check, output, withHeap } from './heap.js';
 import { MASK_OPTIONS, PYTORCH_FILL, maskArg, readMask } from './mask.js';
+import { HANDLE, createModelBase } from './model.js';
 import { tensorArg } from './tensor.js';
 
 const BACKWARD_OPTIONS = [...MASK_OPTIONS.filter((name) => name !== 'mask'), 'attnMask'];
 const FORWARD_OPTIONS = [...BACKWARD_OPTIONS, 'needWeights', 'averageAttnWeights'];
-const count = (shape) => shape.reduce((a, b) => a * b, 1);
 
 export function createMultiHeadAttentionClass(module) {
-  const finalizer = new FinalizationRegistry((handle) => handle.delete());
-
   // The four projection matrices: E x E (query, output), E x kdim, E x vdim, as one output()
   // so the heap limit is checked before the core allocates them.
   const checkWeightsFit = (e, kdim, vdim) => withHeap(module, [output('embedDim', [e, 2 * e + kdim + vdim])], () => {});
 
-  return class MultiHeadAttention {
-    #handle;
-    #specs;
-
+  return class MultiHeadAttention extends createModelBase(module) {
     constructor(config) {
       const c = readOptions('config', config, ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias'], { required: true });
       const embedDim = readPositiveInteger('embedDim', c.embedDim);
@@ -42,79 +35,15 @@ export function createMultiHeadAttentionClass(module) {
         handle.delete();
         throw new RangeError(`embedDim: could not create attention with embedDim ${embedDim}, kdim ${kdim}, vdim ${vdim}: ${status.message}`);
       }
-      this.#handle = handle;
-      this.#specs = JSON.parse(handle.parameterSpecs());
+      super(handle, 'MultiHeadAttention');
       this.config = Object.freeze({ embedDim, numHeads, kdim, vdim, bias });
-      finalizer.register(this, handle, this);
-    }
-
-    // The state-dict entries this configuration expects: [{ name, shape }].
-    get parameters() {
-      return this.#specs.map(({ name, shape }) => ({ name, shape: [...shape] }));
-    }
-
-    #live() {
-      if (!this.#handle) throw new TypeError('MultiHeadAttention: used after dispose()');
-      return this.#handle;
-    }
-
-    // Loads PyTorch state-dict tensors by name, all or nothing: every entry is read and checked
-    // (names, shapes, types) and copied into the heap before the first one replaces a weight,
-    // so a failing load leaves every weight as it was. Every expected entry must be present (a
-    // partial load would silently mix trained and random weights); unknown names are rejected.
-    loadStateDict(dict) {
-      this.#live();
-      if (dict === null || typeof dict !== 'object') {
-        throw new TypeError(`dict: expected an object of tensors, got ${describe(dict)}`);
-      }
-      const names = Object.keys(dict);
-      const expected = this.#specs.map((s) => s.name);
-      const unknown = names.find((name) => !expected.includes(name));
-      if (unknown !== undefined) {
-        throw new RangeError(`dict: unexpected entry '${unknown}'; expected ${expected.join(', ')}`);
-      }
-      const missing = this.#specs.find(({ name }) => !names.includes(name));
-      if (missing) throw new RangeError(`dict: missing '${missing.name}' of shape ${shapeString(missing.shape)}`);
-      const records = this.#specs.map(({ name, shape }) => readTensor(`dict['${name}']`, dict[name], { expected: shape }));
-      const handle = this.#live();
-      withHeap(module, records, (scope) => {
-        const pointers = records.map((record) => scope.put(record));
-        // Only an allocation inside the core can still fail from here on.
-        records.forEach(({ shape }, i) => {
-          check(handle.setParameter(this.#specs[i].name, pointers[i], shape[0], shape.length > 1 ? shape[1] : -1));
-        });
-      });
-      return this;
     }
 
     // Re-draws the parameters as PyTorch initialises them, from a seed.
     resetParameters(seed = 0) {
       readSize('seed', seed, Number.MAX_SAFE_INTEGER);
-      check(this.#live().resetParameters(seed));
+      check(this[HANDLE]().resetParameters(seed));
       return this;
-    }
-
-    // The state dict under PyTorch's names, as fresh tensors (a training loop reads its weights
-    // back this way; loadStateDict takes the same object).
-    stateDict() {
-      const handle = this.#live();
-      const flat = output('stateDict', [this.#specs.reduce((sum, { shape }) => sum + count(shape), 0)]);
-      return withHeap(module, [flat], (scope) => {
-        const pointer = scope.alloc(flat);
-        check(handle.stateDict(pointer));
-        return this.#split(scope.take(pointer, flat).data);
-      });
-    }
-
-    // One flat array laid out as the parameters are listed -> { name: tensor }.
-    #split(data) {
-      const dict = {};
-      let offset = 0;
-      for (const { name, shape } of this.#specs) {
-        dict[name] = { data: data.slice(offset, offset + count(shape)), shape: [...shape] };
-        offset += count(shape);
-      }
-      return dict;
     }
 
     // What forward and backward both read: the three inputs (one record for a tensor passed
@@ -141,7 +70,7 @@ export function createMultiHeadAttentionClass(module) {
     }
 
     forward(query, key = query, value = key, options = {}) {
-      this.#live();
+      this[HANDLE]();
       const call = this.#readCall(query, key, value, options, FORWARD_OPTIONS);
       const { embedDim, numHeads } = this.config;
       const { batch, nq, nk } = call;
@@ -149,7 +78,7 @@ export function createMultiHeadAttentionClass(module) {
       const averageAttnWeights = readBoolean('averageAttnWeights', call.o.averageAttnWeights, true);
       const out = output('output', [batch, nq, embedDim]);
       const weights = needWeights ? output('weights', averageAttnWeights ? [batch, nq, nk] : [batch, numHeads, nq, nk]) : null;
-      const handle = this.#live();
+      const handle = this[HANDLE]();
       return withHeap(module, [...call.inputs, ...call.mask.buffers, out, weights].filter(Boolean), (scope) => {
         const outPointer = scope.alloc(out);
         const weightsPointer = weights ? scope.alloc(weights) : 0;
@@ -167,13 +96,13 @@ export function createMultiHeadAttentionClass(module) {
     // dKey, dValue shaped like the inputs, and dParameters under the state-dict names. For
     // self-attention (one tensor passed three times) its gradient is dQuery + dKey + dValue.
     backward(query, key, value, gradOutput, options = {}) {
-      this.#live();
+      this[HANDLE]();
       const call = this.#readCall(query, key, value, options, BACKWARD_OPTIONS);
       const { embedDim } = this.config;
       const grad = readTensor('gradOutput', gradOutput, { expected: [call.batch, call.nq, embedDim] });
       const outputs = [['dQuery', call.q], ['dKey', call.k], ['dValue', call.v]].map(([name, like]) => output(name, like.shape));
-      const flat = output('dParameters', [this.#specs.reduce((sum, { shape }) => sum + count(shape), 0)]);
-      const handle = this.#live();
+      const flat = this.flatParameters('dParameters');
+      const handle = this[HANDLE]();
       return withHeap(module, [...call.inputs, grad, ...call.mask.buffers, ...outputs, flat], (scope) => {
         const pointers = outputs.map((out) => scope.alloc(out));
         const flatPointer = scope.alloc(flat);
@@ -181,16 +110,9 @@ export function createMultiHeadAttentionClass(module) {
         check(handle.backward(qa, ka, va, tensorArg(scope.put(grad), grad.shape), maskArg(scope, call.mask),
           ...outputs.map((out, i) => tensorArg(pointers[i], out.shape)), flatPointer));
         const result = Object.fromEntries(outputs.map((out, i) => [out.name, scope.take(pointers[i], out)]));
-        result.dParameters = this.#split(scope.take(flatPointer, flat).data);
+        result.dParameters = this.splitParameters(scope.take(flatPointer, flat).data);
         return result;
       });
-    }
-
-    dispose() {
-      if (!this.#handle) return;
-      finalizer.unregister(this);
-      this.#handle.delete();
-      this.#handle = undefined;
     }
   };
 }

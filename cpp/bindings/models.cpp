@@ -1,0 +1,214 @@
+// The model classes of the core exposed to JS: each handle holds one C++ model, which JS owns
+// and deletes in dispose(). Arguments cross as in embind.cpp; state dicts as one flat buffer
+// (binding.hpp).
+
+#include <emscripten/bind.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attn/attn.hpp"
+#include "binding.hpp"
+
+namespace {
+
+using namespace binding;
+
+// Holds one attn::MultiHeadAttention; JS owns the handle and deletes it in dispose().
+class MultiHeadHandle {
+ public:
+  Status init(int embed_dim, int num_heads, int kdim, int vdim, bool bias) {
+    return guarded([&] {
+      mha_.emplace(attn::MultiHeadConfig{embed_dim, num_heads, kdim, vdim, bias});
+    });
+  }
+
+  std::string parameterSpecs() const { return parameter_specs_json(mha_->parameters()); }
+
+  // Every parameter from one flat buffer laid out as stateDict() writes it. JS has checked every
+  // entry's name and shape first, so that a load cannot stop halfway.
+  Status loadStateDict(uintptr_t data) {
+    return guarded([&] {
+      for (const auto& entry : read_entries(mha_->parameters(), data)) {
+        mha_->set_parameter(entry.name, entry.data.data(), entry.shape);
+      }
+    });
+  }
+
+  Status resetParameters(double seed) {
+    return guarded([&] { mha_->reset_parameters(static_cast<uint64_t>(seed)); });
+  }
+
+  // Every parameter, in the order parameterSpecs() lists, back to back from `out`.
+  Status stateDict(uintptr_t out) const {
+    return guarded([&] { copy_entries(mha_->state_dict(), out); });
+  }
+
+  // d_parameters go to `grad_parameters` as stateDict() lays parameters out.
+  Status backward(TensorArg query, TensorArg key, TensorArg value, TensorArg grad_output,
+                  MaskArg mask, TensorArg d_query, TensorArg d_key, TensorArg d_value,
+                  uintptr_t grad_parameters) const {
+    return guarded([&] {
+      attn::MultiHeadForwardOptions options;
+      options.mask = mask.to_mask();
+      const auto gradients = mha_->backward(copy_in(query), copy_in(key), copy_in(value),
+                                            copy_in(grad_output), options);
+      copy_out(gradients.d_query.data, d_query.data);
+      copy_out(gradients.d_key.data, d_key.data);
+      copy_out(gradients.d_value.data, d_value.data);
+      copy_entries(gradients.d_parameters, grad_parameters);
+    });
+  }
+
+  Status forward(TensorArg query, TensorArg key, TensorArg value, MaskArg mask,
+                 bool average_weights, TensorArg out, TensorArg weights) const {
+    return guarded([&] {
+      attn::MultiHeadForwardOptions options;
+      options.mask = mask.to_mask();
+      options.average_attn_weights = average_weights;
+      const attn::MutableBatch weight_view = weights.out();
+      mha_->forward(query.in(), key.in(), value.in(), options, out.out(),
+                    weights.data ? &weight_view : nullptr);
+    });
+  }
+
+ private:
+  std::optional<attn::MultiHeadAttention> mha_;
+};
+
+// Seq2Seq's configuration as JS names it (web/lib/seq2seq.js).
+struct Seq2SeqConfigArg {
+  int srcVocabSize = 0, tgtVocabSize = 0, embedSize = 0, numHiddens = 0, numLayers = 1;
+  float dropout = 0.0f;
+  double seed = 0;  // a JS number; integral values up to 2^53 map one-to-one
+  bool attention = true;
+};
+
+// Token ids [batch, steps] in the heap.
+struct TokenArg {
+  uintptr_t data = 0;
+  int batch = 0, steps = 0;
+
+  attn::TokenBatch tokens() const { return {reinterpret_cast<const int32_t*>(data), batch, steps}; }
+};
+
+std::vector<int32_t> lengths(uintptr_t data, int count) {
+  const auto* first = reinterpret_cast<const int32_t*>(data);
+  return {first, first + count};
+}
+
+// Holds one attn::Seq2Seq (d2l's encoder-decoder with Bahdanau attention).
+class Seq2SeqHandle {
+ public:
+  Status init(Seq2SeqConfigArg c) {
+    return guarded([&] {
+      model_.emplace(attn::Seq2SeqConfig{c.srcVocabSize, c.tgtVocabSize, c.embedSize, c.numHiddens,
+                                         c.numLayers, c.dropout, static_cast<uint64_t>(c.seed),
+                                         c.attention});
+    });
+  }
+
+  std::string parameterSpecs() const { return parameter_specs_json(model_->parameters()); }
+
+  Status loadStateDict(uintptr_t data) {
+    return guarded([&] { model_->load_state_dict(read_entries(model_->parameters(), data)); });
+  }
+
+  Status stateDict(uintptr_t out) const {
+    return guarded([&] { copy_entries(model_->state_dict(), out); });
+  }
+
+  // logits [B, Tt, V] and attention [B, Tt, Ts] (left alone without attention).
+  Status forward(TokenArg src, uintptr_t src_valid_lens, TokenArg tgt_input, uintptr_t logits,
+                 uintptr_t attention) const {
+    return guarded([&] {
+      const auto result =
+          model_->forward(src.tokens(), lengths(src_valid_lens, src.batch), tgt_input.tokens());
+      copy_out(result.logits.data, logits);
+      copy_out(result.attention.data, attention);
+    });
+  }
+
+  // The loss at `loss` (one float), the gradients laid out as stateDict() lays parameters out.
+  Status lossAndGradients(TokenArg src, uintptr_t src_valid_lens, TokenArg tgt_input,
+                          TokenArg tgt_output, int pad, uintptr_t loss, uintptr_t gradients) {
+    return guarded([&] {
+      attn::Seq2SeqLossOptions options;
+      options.pad = pad;
+      const auto result =
+          model_->loss_and_gradients(src.tokens(), lengths(src_valid_lens, src.batch),
+                                     tgt_input.tokens(), tgt_output.tokens(), options);
+      *reinterpret_cast<float*>(loss) = result.loss;
+      copy_entries(result.gradients, gradients);
+    });
+  }
+
+  Status trainStep(TokenArg src, uintptr_t src_valid_lens, TokenArg tgt_input, TokenArg tgt_output,
+                   int pad, float lr, float clip, uintptr_t loss) {
+    return guarded([&] {
+      attn::Seq2SeqTrainOptions options;
+      options.pad = pad;
+      options.lr = lr;
+      options.clip = clip;
+      *reinterpret_cast<float*>(loss) =
+          model_->train_step(src.tokens(), lengths(src_valid_lens, src.batch), tgt_input.tokens(),
+                             tgt_output.tokens(), options);
+    });
+  }
+
+  // tokens [B, max_len], lengths [B] (int32), attention [B, max_len, Ts] (left alone without).
+  Status translate(TokenArg src, uintptr_t src_valid_lens, int bos, int eos, int max_len,
+                   uintptr_t tokens, uintptr_t token_lengths, uintptr_t attention) const {
+    return guarded([&] {
+      const auto result =
+          model_->translate(src.tokens(), lengths(src_valid_lens, src.batch), {bos, eos, max_len});
+      std::copy(result.tokens.begin(), result.tokens.end(), reinterpret_cast<int32_t*>(tokens));
+      std::copy(result.lengths.begin(), result.lengths.end(),
+                reinterpret_cast<int32_t*>(token_lengths));
+      copy_out(result.attention.data, attention);
+    });
+  }
+
+ private:
+  std::optional<attn::Seq2Seq> model_;
+};
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(models) {
+  using namespace emscripten;
+  class_<MultiHeadHandle>("MultiHeadAttention")
+      .constructor<>()
+      .function("init", &MultiHeadHandle::init)
+      .function("parameterSpecs", &MultiHeadHandle::parameterSpecs)
+      .function("loadStateDict", &MultiHeadHandle::loadStateDict)
+      .function("resetParameters", &MultiHeadHandle::resetParameters)
+      .function("forward", &MultiHeadHandle::forward)
+      .function("backward", &MultiHeadHandle::backward)
+      .function("stateDict", &MultiHeadHandle::stateDict);
+
+  value_object<Seq2SeqConfigArg>("Seq2SeqConfigArg")
+      .field("srcVocabSize", &Seq2SeqConfigArg::srcVocabSize)
+      .field("tgtVocabSize", &Seq2SeqConfigArg::tgtVocabSize)
+      .field("embedSize", &Seq2SeqConfigArg::embedSize)
+      .field("numHiddens", &Seq2SeqConfigArg::numHiddens)
+      .field("numLayers", &Seq2SeqConfigArg::numLayers)
+      .field("dropout", &Seq2SeqConfigArg::dropout)
+      .field("seed", &Seq2SeqConfigArg::seed)
+      .field("attention", &Seq2SeqConfigArg::attention);
+  value_object<TokenArg>("TokenArg")
+      .field("data", &TokenArg::data)
+      .field("batch", &TokenArg::batch)
+      .field("steps", &TokenArg::steps);
+  class_<Seq2SeqHandle>("Seq2Seq")
+      .constructor<>()
+      .function("init", &Seq2SeqHandle::init)
+      .function("parameterSpecs", &Seq2SeqHandle::parameterSpecs)
+      .function("loadStateDict", &Seq2SeqHandle::loadStateDict)
+      .function("stateDict", &Seq2SeqHandle::stateDict)
+      .function("forward", &Seq2SeqHandle::forward)
+      .function("lossAndGradients", &Seq2SeqHandle::lossAndGradients)
+      .function("trainStep", &Seq2SeqHandle::trainStep)
+      .function("translate", &Seq2SeqHandle::translate);
+}
