@@ -21,10 +21,6 @@ namespace {
 
 constexpr Index kBlockKeys = 128;    // keys per tile: the dK and dV rows a query block updates
 constexpr Index kBlockQueries = 64;  // queries per tile
-// A weight exp(fill - max) is exactly 0 in float once fill lies this far below the row's max
-// (exp underflows below about -104): a tile of such weights contributes nothing.
-constexpr float kUnderflowMargin = 128.0f;
-
 std::vector<float> packed_buffer(Index rows, Index cols) {
   return std::vector<float>(static_cast<size_t>(round_up(cols, kPanel) * std::max<Index>(rows, 1)));
 }
@@ -34,7 +30,7 @@ class MatrixBackward {
  public:
   MatrixBackward(const float* q, const float* k, const float* v, const float* grad_out, Index nq,
                  Index nk, Index d, Index dv, float scale, const MaskContext& mask,
-                 const Dropout& dropout, uint64_t first_weight)
+                 const Dropout& dropout, uint64_t first_weight, HiddenBlocks hidden_blocks)
       : q_(q),
         grad_out_(grad_out),
         nq_(nq),
@@ -46,6 +42,7 @@ class MatrixBackward {
         dropout_(dropout),
         first_weight_(first_weight),
         masked_(!mask.mask.empty()),
+        skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
         row_max_(static_cast<size_t>(nq)),
         row_sum_(static_cast<size_t>(nq)),
         delta_(static_cast<size_t>(nq)),
@@ -76,7 +73,8 @@ class MatrixBackward {
     std::fill(dk, dk + nk_ * d_, 0.0f);
     std::fill(dv, dv + nk_ * dv_, 0.0f);
     const RowStats stats{row_max_.data(), row_sum_.data()};
-    f32_attention_fused(q_, k, v, nq_, nk_, d_, dv_, scale_, mask_, out, nullptr, &stats);
+    f32_attention_fused(q_, k, v, nq_, nk_, d_, dv_, scale_, mask_, out, nullptr, &stats,
+                        skipping_ ? HiddenBlocks::Skip : HiddenBlocks::Compute);
     if (nk_ == 0 || nq_ == 0) return;
     if (dropout_.active()) pool_with_dropout(out);
     for (Index i = 0; i < nq_; ++i) {
@@ -88,20 +86,19 @@ class MatrixBackward {
       const Index len = std::min(kBlockKeys, nk_ - j0);
       for (Index i0 = 0; i0 < nq_; i0 += kBlockQueries) {
         const Index rows = std::min(kBlockQueries, nq_ - i0);
-        if (!contributes(i0, rows, j0)) continue;
+        if (!contributes(i0, rows, j0, len)) continue;
         backward_tile(i0, rows, j0, len, dq, dk, dv);
       }
     }
   }
 
  private:
-  // False when every weight of the tile is exactly 0: all its keys lie past each row's valid
-  // length or causal limit, and each row has a visible score far above the fill.
-  bool contributes(Index i0, Index rows, Index j0) const {
-    if (!masked_) return true;
+  // False when every weight of the tile is exactly 0: each row skips its keys (RowMask::skips
+  // against the row's final max, the forward's decision).
+  bool contributes(Index i0, Index rows, Index j0, Index len) const {
+    if (!skipping_) return true;
     for (Index i = i0; i < i0 + rows; ++i) {
-      const bool hidden = RowMask(mask_, nq_, nk_, i).visible_end() <= j0;
-      if (!hidden || !(mask_.mask.fill < row_max_[static_cast<size_t>(i)] - kUnderflowMargin)) {
+      if (!RowMask(mask_, nq_, nk_, i).skips(j0, len, row_max_[static_cast<size_t>(i)])) {
         return true;
       }
     }
@@ -183,7 +180,7 @@ class MatrixBackward {
   const MaskContext& mask_;
   const Dropout& dropout_;
   uint64_t first_weight_;
-  bool masked_;
+  bool masked_, skipping_;
   std::vector<float> row_max_, row_sum_, delta_;
   // K^T (scaled) and V^T as the score GEMM's B; K, Q, dO and (with dropout) V as the B of the
   // products that contract over keys or queries.
@@ -197,7 +194,8 @@ class MatrixBackward {
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,
-                              MutableBatch dv, const MutableBatch* output) {
+                              MutableBatch dv, const MutableBatch* output,
+                              HiddenBlocks hidden_blocks) {
   const Index batch = q.batch / batch_heads;
   std::vector<float> scratch(output ? 0 : static_cast<size_t>(q.rows * v.cols));
   for (Index s = 0; s < q.batch; ++s) {
@@ -205,7 +203,7 @@ void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBat
     float* out = output ? (*output)[s].data() : scratch.data();
     MatrixBackward matrix(q[s].data(), k[s].data(), v[s].data(), grad_output[s].data(), q.rows,
                           k.rows, q.cols, v.cols, scale, context, dropout,
-                          static_cast<uint64_t>(s * q.rows * k.rows));
+                          static_cast<uint64_t>(s * q.rows * k.rows), hidden_blocks);
     matrix.run(k[s].data(), v[s].data(), out, dq[s].data(), dk[s].data(), dv[s].data());
   }
 }
