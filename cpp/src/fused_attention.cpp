@@ -64,31 +64,6 @@ void pool_block(const float* p0, const float* p1, const float* packed_v, Index s
   }
 }
 
-// One online-softmax step for one row (the form that sees the keys a block at a time): folds the
-// block's scores into the row's running max and sum, turns them into exp(s - new max) in place,
-// and returns the factor by which what was pooled so far must be rescaled.
-float online_softmax_step(float* scores, Index len, float block_max, bool first_block,
-                          float& running_max, float& running_sum) {
-  const float new_max = simd::nan_max(running_max, block_max);
-  // 0 on the first block (exp(-inf)); a row with no finite score stays NaN, as PyTorch. Once a
-  // row's max has settled most blocks leave it unchanged: skip exp's call then.
-  const float alpha = first_block              ? 0.0f
-                      : new_max == running_max ? 1.0f
-                                               : std::exp(running_max - new_max);
-  // A max of -inf means no visible key yet (fill -inf), where exp(s - max) would be NaN (if max
-  // is -inf, don't compute -inf - -inf): such a block contributes nothing. A row that never
-  // meets a finite score keeps sum 0 and ends NaN (0 / 0), as PyTorch.
-  float block_sum = 0.0f;
-  if (new_max == kNegInf) {
-    std::fill(scores, scores + len, 0.0f);
-  } else {
-    block_sum = f32_exp_shifted_sum(scores, len, new_max);
-  }
-  running_sum = alpha * running_sum + block_sum;
-  running_max = new_max;
-  return alpha;
-}
-
 // With weights requested, what one row kept of one key block: the running max its
 // exp(s - max) were taken against, and how many of its keys were computed (the rest are 0).
 struct KeptBlock {
@@ -165,9 +140,9 @@ class FusedForward {
     }
     float alpha[2];
     for (int r = 0; r < 2; ++r) {
-      alpha[r] = online_softmax_step(row(r), count, block_max[r], j0 == 0,
-                                     row_max_[static_cast<size_t>(state[r])],
-                                     row_sum_[static_cast<size_t>(state[r])]);
+      alpha[r] = f32_online_softmax_step(row(r), count, block_max[r], j0 == 0,
+                                         row_max_[static_cast<size_t>(state[r])],
+                                         row_sum_[static_cast<size_t>(state[r])]);
     }
     float* out1 = r1 == nq_ ? spare_row_.data() : out + r1 * dv_;
     pool_block(row(0), row(1), kv_.values, kv_.stride, j0, count, dv_, alpha, out + i0 * dv_, out1);
