@@ -138,7 +138,7 @@ TEST_CASE("value_dim defaults to head_dim and the scale to 1 / sqrt(head_dim)", 
   check_attend(cache, history, 3, 302);
 }
 
-TEST_CASE("truncate and clear drop the newest positions; appends then overwrite them",
+TEST_CASE("truncate and clear drop the newest positions, and appends then overwrite them",
           "[kv_cache]") {
   const Shape shape{1, 2, 16, 24};
   KVCache cache({shape.batch, shape.heads, shape.d, shape.dv, 64});
