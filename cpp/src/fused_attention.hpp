@@ -20,26 +20,52 @@ struct RowStats {
   float* sum;
 };
 
+// Whether the kernels leave out key blocks whose weights are exactly 0 (RowMask::skips): the
+// results are the same bit for bit either way; Compute exists so that tests can show it.
+enum class HiddenBlocks { Skip, Compute };
+
 // One score matrix: q [nq, d], k [nk, d], v [nk, dv] (row-major) -> out [nq, dv], and, when
 // weights is non-null, the softmax weights [nq, nk]; when stats is non-null, each row's
-// statistics (nq entries each). The mask must already be validated.
+// statistics (nq entries each). The mask must already be validated. Key blocks are the same
+// with and without weights (so is the output); the weights are each block's exp(s - running
+// max) kept as the pass goes and normalised in one sweep per row once its max and sum are final.
 void f32_attention_fused(const float* q, const float* k, const float* v, Index nq, Index nk,
                          Index d, Index dv, float scale, const MaskContext& mask, float* out,
-                         float* weights, const RowStats* stats);
+                         float* weights, const RowStats* stats,
+                         HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
+
+// K and V as the fused kernel reads them: keys as panels of 16 keys, each [d][16] and
+// zero-padded past nk (f32_pack_panels of K, transposed), key j0's panel at keys + j0 * d; values
+// as panels of 16 columns, each [stride][16] (stride >= nk), column c's panel at
+// values + c * stride. The scores are q . key: a scale must already be in q or in the keys.
+struct PackedKeysValues {
+  const float* keys;
+  const float* values;
+  Index stride;
+};
+
+// f32_attention_fused on operands packed beforehand (the KV cache keeps them packed).
+void f32_attention_fused_packed(const float* q, const PackedKeysValues& kv, Index nq, Index nk,
+                                Index d, Index dv, const MaskContext& mask, float* out,
+                                float* weights, const RowStats* stats,
+                                HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
 
 // The batched form: every matrix s of q/k/v [batch * batch_heads, n, d] in turn.
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
-                     Index batch_heads, MutableBatch output, const MutableBatch* weights);
+                     Index batch_heads, MutableBatch output, const MutableBatch* weights,
+                     HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
 
 // Gradients of sum(output * grad_output) with respect to q, k and v, flash-style: a block of
 // queries at a time against every key (a strip of at most 64 x nk scores), so no [nq, nk]
 // matrix exists and the extra memory is O((nq + nk) d + nk). Keys hidden from a whole block by
-// valid lengths or causality (whose weights are exactly 0) are never multiplied. `dropout` is the
-// forward's, regenerated per weight; `output`, when non-null, receives the forward output
-// (multi-head attention needs it). Shapes as in attention_fused; dq, dk, dv shaped like q, k, v.
+// valid lengths or causality (whose weights are exactly 0) are never multiplied (RowMask::skips,
+// the forward's decision). `dropout` is the forward's, regenerated per weight; `output`, when
+// non-null, receives the forward output (multi-head attention needs it). Shapes as in
+// attention_fused; dq, dk, dv shaped like q, k, v.
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,
-                              MutableBatch dv, const MutableBatch* output);
+                              MutableBatch dv, const MutableBatch* output,
+                              HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
 
 }  // namespace attn::detail

@@ -30,11 +30,6 @@ Index queries_per_strip(Index nk) {
   return std::clamp<Index>(kStripFloats / std::max<Index>(nk, 1) / 2 * 2, 2, kMaxRows);
 }
 
-// A weight exp(fill - max) is exactly 0 in float once fill lies this far below the row's max
-// (exp underflows below about -104): keys hidden from every row of a strip then contribute
-// nothing, and the strip can stop short of them.
-constexpr float kUnderflowMargin = 128.0f;
-
 std::vector<float> packed_buffer(Index depth, Index cols) {
   return std::vector<float>(
       static_cast<size_t>(round_up(cols, kPanel) * std::max<Index>(depth, 1)));
@@ -45,7 +40,7 @@ class MatrixBackward {
  public:
   MatrixBackward(const float* q, const float* k, const float* v, const float* grad_out, Index nq,
                  Index nk, Index d, Index dv, float scale, const MaskContext& mask,
-                 const Dropout& dropout, uint64_t first_weight)
+                 const Dropout& dropout, uint64_t first_weight, HiddenBlocks hidden_blocks)
       : q_(q),
         grad_out_(grad_out),
         nq_(nq),
@@ -57,6 +52,7 @@ class MatrixBackward {
         dropout_(dropout),
         first_weight_(first_weight),
         masked_(!mask.mask.empty()),
+        skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
         rows_(queries_per_strip(nk)),
         stride_(round_up(std::max<Index>(nk, 1), kPanel)),
         keys_t_(packed_buffer(d, nk)),
@@ -95,9 +91,10 @@ class MatrixBackward {
   }
 
  private:
-  // The keys past which every row of rows i0.. is hidden by valid length or causality.
+  // The keys past which every row of rows i0.. is hidden by valid length or causality (all of
+  // them when not skipping).
   Index visible_keys(Index i0, Index rows) const {
-    if (!masked_) return nk_;
+    if (!skipping_) return nk_;
     Index end = 0;
     for (Index i = i0; i < i0 + rows; ++i) {
       end = std::max(end, RowMask(mask_, nq_, nk_, i).visible_end());
@@ -120,16 +117,18 @@ class MatrixBackward {
   // The weights P of rows i0.., as the forward's softmax gives them, into the strip; returns how
   // many leading keys carry them (the rest are exactly 0 for every row).
   Index weights_strip(Index i0, Index rows) {
-    Index keys = visible_keys(i0, rows);
+    // Whole 16-key panels: the softmax's vector sum then sees the same lanes (zeros past the
+    // visible keys) as over all keys, so skipping changes no bit of the result.
+    Index keys = std::min(round_up(visible_keys(i0, rows), kPanel), nk_);
     score_columns(i0, rows, 0, keys);
     if (keys < nk_) {
       // The hidden keys' weights exp(fill - max) are 0 only if each row has a visible score far
-      // above the fill; a row without (say, every key hidden and d2l's fill, which makes it
-      // uniform) needs them all.
+      // above the fill (RowMask::skips' rule); a row without (say, every key hidden and d2l's
+      // fill, which makes it uniform) needs them all.
       for (Index r = 0; r < rows; ++r) {
         const float max = f32_row_max(weights_.data() + r * stride_, keys);
-        if (!(mask_.mask.fill < max - kUnderflowMargin)) {
-          score_columns(i0, rows, keys / kPanel * kPanel, nk_);
+        if (!hidden_weights_vanish(mask_.mask.fill, max)) {
+          score_columns(i0, rows, keys, nk_);
           keys = nk_;
           break;
         }
@@ -192,8 +191,9 @@ class MatrixBackward {
   const Dropout& dropout_;
   uint64_t first_weight_;
   bool masked_;
-  Index rows_;    // queries per strip
-  Index stride_;  // floats per strip row
+  bool skipping_;  // keys hidden from a whole strip are left out
+  Index rows_;     // queries per strip
+  Index stride_;   // floats per strip row
   // K^T (scaled) and V^T as the score GEMMs' B; K, Q, dO (and V for the output) as the B of
   // the products that contract over keys or queries.
   std::vector<float> keys_t_, values_t_, keys_, queries_, grad_out_panels_, values_;
@@ -206,13 +206,14 @@ class MatrixBackward {
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,
-                              MutableBatch dv, const MutableBatch* output) {
+                              MutableBatch dv, const MutableBatch* output,
+                              HiddenBlocks hidden_blocks) {
   const Index batch = q.batch / batch_heads;
   for (Index s = 0; s < q.batch; ++s) {
     const MaskContext context{mask, s, batch, batch_heads};
     MatrixBackward matrix(q[s].data(), k[s].data(), v[s].data(), grad_output[s].data(), q.rows,
                           k.rows, q.cols, v.cols, scale, context, dropout,
-                          static_cast<uint64_t>(s * q.rows * k.rows));
+                          static_cast<uint64_t>(s * q.rows * k.rows), hidden_blocks);
     matrix.run(v[s].data(), dq[s].data(), dk[s].data(), dv[s].data(),
                output ? (*output)[s].data() : nullptr);
   }

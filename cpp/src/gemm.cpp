@@ -51,8 +51,7 @@ void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const floa
       const Index i1 = std::min(i0 + 1, m - 1);  // an odd last row pairs with itself
       for (Index p = block; p < block_end; ++p) {
         F32x4 c0[4], c1[4];
-        f32_gemm_2xN4<4>(a + i0 * lda, a + i1 * lda, packed + p * panel_stride, depth, kPanel, c0,
-                         c1);
+        f32_gemm_2x16(a + i0 * lda, a + i1 * lda, packed + p * panel_stride, depth, kPanel, c0, c1);
         const Index columns = std::min(kPanel, n - p * kPanel);
         store_row_tile(c + i0 * ldc + p * kPanel, c0, columns, alpha);
         // The odd last row's twin must not be stored twice (it would accumulate twice).

@@ -13,12 +13,13 @@ constexpr Index kPanel = 16;  // columns of B per micro-kernel call: 4 vectors
 
 inline Index round_up(Index n, Index to) { return (n + to - 1) / to * to; }
 
-// C (2 rows x 4N columns) = A (2 rows x depth) * B (depth x 4N, row stride ldb), in registers.
-// Two rows by 16 columns is 8 accumulators: with the 4 B loads and 2 broadcasts that is 14 live
-// vectors, within the 16 registers V8 gives wasm SIMD on x86 (2x16 measured best).
-template <int N>
-inline void f32_gemm_2xN4(const float* a0, const float* a1, const float* b, Index depth, Index ldb,
-                          simd::F32x4 (&c0)[N], simd::F32x4 (&c1)[N]) {
+// The micro-kernel: C (2 rows x 16 columns) = A (2 rows x depth) * B (depth x 16, row stride
+// ldb), in registers. Two rows by 16 columns is 8 accumulators: with the 4 B loads and 2
+// broadcasts that is 14 live vectors, within the 16 registers V8 gives wasm SIMD on x86 (2x16
+// measured best). Its scalar twin is the same code on the scalar F32x4 backend.
+inline void f32_gemm_2x16(const float* a0, const float* a1, const float* b, Index depth, Index ldb,
+                          simd::F32x4 (&c0)[4], simd::F32x4 (&c1)[4]) {
+  constexpr int N = 4;
   for (int n = 0; n < N; ++n) c0[n] = c1[n] = simd::splat(0.0f);
   // Pointers that step, not an index t scaled into three addresses: wasm has no scaled
   // addressing, so V8 would compute each one, and this loop is short of instruction slots

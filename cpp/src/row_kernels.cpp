@@ -1,6 +1,7 @@
 #include "row_kernels.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "simd/f32x4.hpp"
@@ -39,6 +40,27 @@ float f32_exp_shifted_sum(float* s, Index n, float max) {
     }
   }
   return total;
+}
+
+float f32_online_softmax_step(float* s, Index len, float block_max, bool first_block,
+                              float& running_max, float& running_sum) {
+  const float new_max = simd::nan_max(running_max, block_max);
+  // 0 on the first block (exp(-inf)); a row with no finite score stays NaN, as PyTorch. Once a
+  // row's max has settled most blocks leave it unchanged: skip exp's call then.
+  const float alpha = first_block              ? 0.0f
+                      : new_max == running_max ? 1.0f
+                                               : std::exp(running_max - new_max);
+  // A max of -inf means no visible key yet (fill -inf), where exp(s - max) would be NaN (if max
+  // is -inf, don't compute -inf - -inf): such a block contributes nothing.
+  float block_sum = 0.0f;
+  if (new_max == -std::numeric_limits<float>::infinity()) {
+    std::fill(s, s + len, 0.0f);
+  } else {
+    block_sum = f32_exp_shifted_sum(s, len, new_max);
+  }
+  running_sum = alpha * running_sum + block_sum;
+  running_max = new_max;
+  return alpha;
 }
 
 void f32_softmax_row(float* row, Index n) {

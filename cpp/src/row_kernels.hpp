@@ -12,6 +12,15 @@ float f32_row_max(const float* s, Index n);
 // s[j] = exp(s[j] - max) for j < n; returns their sum.
 float f32_exp_shifted_sum(float* s, Index n, float max);
 
+// One online-softmax step for one row, the form that sees a row's scores a block at a time (the
+// fused attention kernel's key blocks): folds the block's scores s[0..len), whose max is
+// block_max, into the row's running max and sum, turns them into exp(s - new max) in place, and
+// returns the factor alpha by which what was accumulated so far must be rescaled (0 on the first
+// block; 1 when the max did not move). A row whose max is still -inf gets zeros and sum 0 (it
+// ends NaN, 0 / 0, as in PyTorch, if no finite score ever comes).
+float f32_online_softmax_step(float* s, Index len, float block_max, bool first_block,
+                              float& running_max, float& running_sum);
+
 // Softmax of one row in place, in three passes: the row max; exp(x - max) with a running sum;
 // one scale by 1/sum. Rows here fit in cache, where two passes over memory beat the online
 // (rescaling) form; the fused attention kernel uses the online form across key blocks instead.

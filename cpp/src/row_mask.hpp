@@ -1,9 +1,9 @@
 #pragma once
 // The mask of one query row of one score matrix, resolved once: where the keys hidden by valid
 // length and causality start, and the rows of the boolean, additive and key-padding masks. The
-// forward and the backward kernels apply it a tile at a time through the same two steps:
-// apply() before the softmax, zero_hidden() on the score gradients (a hidden score was replaced
-// by a constant, so no gradient flows into it).
+// forward and the backward kernels apply it a tile at a time through the same steps: skips()
+// to leave out keys whose weights are exactly 0, apply() before the softmax, zero_hidden() on
+// the score gradients (a hidden score was replaced by a constant, so no gradient flows into it).
 
 #include <algorithm>
 #include <cstdint>
@@ -11,6 +11,17 @@
 #include "attn/mask.hpp"
 
 namespace attn::detail {
+
+// A hidden key's weight exp(fill - max) is exactly 0 in float once the fill lies this far below
+// the row's max: the vector exp flushes to 0 below -87.7 and the C library's expf underflows
+// below about -104.
+constexpr float kUnderflowMargin = 128.0f;
+
+// True when every hidden key of a row whose max is `max` gets weight exactly 0. A row with no
+// visible score yet (max still -inf, or the fill itself) fails, as does a NaN max: a fully masked
+// row is uniform under a finite fill, and a row whose visible scores come near the fill gives
+// hidden keys weight too.
+inline bool hidden_weights_vanish(float fill, float max) { return fill < max - kUnderflowMargin; }
 
 // Which score matrix of a batch of batch * batch_heads matrices is being computed.
 struct MaskContext {
@@ -48,6 +59,33 @@ class RowMask {
 
   bool hidden(Index j) const {
     return j >= visible_end_ || (bool_row_ && bool_row_[j]) || (padding_row_ && padding_row_[j]);
+  }
+
+  // The skip decision, shared by the forward and the backward so that they cannot drift: true
+  // when keys [j0, j0 + count) contribute exactly nothing to a row whose max is `max` (the
+  // running max in the forward, which only grows, or the final one in the backward): each key
+  // is hidden and hidden_weights_vanish. Leaving such keys out changes no bit of the result:
+  // their weights are 0, so they add 0 to the row's sum and 0 * v to its output, and their fill
+  // cannot raise a max that already lies above it (values of such keys are then never read, so
+  // a NaN there no longer turns the row NaN).
+  bool skips(Index j0, Index count, float max) const {
+    return hidden_weights_vanish(fill_, max) && hides_all(j0, count);
+  }
+
+  // True when every key of [j0, j0 + count) is hidden. Past visible_end() that needs no look;
+  // before it only the boolean and key-padding masks can hide keys.
+  bool hides_all(Index j0, Index count) const {
+    const Index end = std::min(j0 + count, visible_end_);
+    for (Index j = j0; j < end; ++j) {
+      if (!(bool_row_ && bool_row_[j]) && !(padding_row_ && padding_row_[j])) return false;
+    }
+    return true;
+  }
+
+  // Whether apply() would change any of keys [j0, j0 + count): a block wholly before the visible
+  // end of a row with no other mask is left as it is (and its max stays the one the scores had).
+  bool changes(Index j0, Index count) const {
+    return additive_row_ || bool_row_ || padding_row_ || j0 + count > visible_end_;
   }
 
   // scores[c] of key j0 + c, for c < count: the additive mask added, hidden scores set to fill.

@@ -2,7 +2,7 @@
 // the keys in blocks with an online softmax, so these cases are sized to cross its query and
 // key blocks, leave odd rows and partial 16-wide tiles, and make the running max move between
 // blocks. Each is checked against the double-precision reference, with and without weights
-// (with weights the kernel takes a single block per row), so both paths meet one reference.
+// (with weights each block's exp(s - running max) is kept and normalised at the end of the row).
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -8,6 +8,7 @@
 #include "attn/gru.hpp"
 #include "attn/kernel_regression.hpp"
 #include "attn/kernels.hpp"
+#include "attn/kv_cache.hpp"
 #include "attn/linear.hpp"
 #include "attn/mask.hpp"
 #include "attn/multi_head_attention.hpp"

@@ -1,0 +1,69 @@
+#pragma once
+// A resident key/value cache for incremental (autoregressive) decoding: the keys and values of
+// the positions seen so far stay packed in the layout the fused attention kernel reads, so that
+// each step appends only the new positions and attends without copying the cache.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "attn/tensor.hpp"
+
+namespace attn {
+
+struct KVCacheConfig {
+  Index batch = 1;
+  Index heads = 1;
+  Index head_dim = 0;
+  Index value_dim = 0;  // 0 means head_dim
+  Index capacity = 0;   // positions reserved up front; append grows past it geometrically
+};
+
+class KVCache {
+ public:
+  // The most bytes the packed keys and values may take: a wasm32 heap's whole address space.
+  static constexpr uint64_t kMaxBytes = uint64_t{1} << 32;
+
+  // Throws std::invalid_argument unless batch, heads and head_dim are > 0 and value_dim and
+  // capacity >= 0; std::length_error when the capacity's storage would pass kMaxBytes.
+  explicit KVCache(const KVCacheConfig& config);
+
+  // The configuration, value_dim resolved; capacity() is the current one.
+  const KVCacheConfig& config() const { return config_; }
+  Index length() const { return length_; }
+  Index capacity() const { return capacity_; }
+
+  // Appends t positions: k [batch, heads, t, head_dim] and v [batch, heads, t, value_dim],
+  // row-major. Past capacity() the storage at least doubles. Throws std::invalid_argument
+  // naming k or v for any other shape, std::length_error when the storage would pass kMaxBytes;
+  // the cache is unchanged then (and when an allocation fails).
+  void append(const float* k, const std::vector<Index>& k_shape, const float* v,
+              const std::vector<Index>& v_shape);
+
+  // q [batch, heads, nq, head_dim] -> out [batch, heads, nq, value_dim]: query i of nq attends to
+  // the first length() - nq + i + 1 positions, causal against the newest nq positions (the
+  // queries of the positions just appended). scale defaults to 1 / sqrt(head_dim). Throws
+  // std::invalid_argument for another q shape, nq > length(), or a scale that is not finite.
+  void attend(const float* q, const std::vector<Index>& q_shape, float* out,
+              std::optional<float> scale = std::nullopt) const;
+
+  // Keeps the first n positions. Throws std::invalid_argument unless 0 <= n <= length().
+  void truncate(Index n);
+  void clear() { length_ = 0; }
+
+ private:
+  Index sequences() const { return config_.batch * config_.heads; }
+  // Floats of one sequence's packed keys / values at capacity `capacity`.
+  Index key_floats(Index capacity) const;
+  Index value_floats(Index capacity) const;
+  // Storage for `capacity` positions; a std::length_error names `argument`.
+  void reserve(const char* argument, Index capacity);
+
+  KVCacheConfig config_;
+  Index length_ = 0, capacity_ = 0;
+  // Per sequence (batch row b, head h at b * heads + h): keys as panels of 16 positions, each
+  // [head_dim][16]; values as panels of 16 columns, each [capacity][16].
+  std::vector<float> keys_, values_;
+};
+
+}  // namespace attn

@@ -1,0 +1,163 @@
+#include "attn/kv_cache.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "checks.hpp"
+#include "fused_attention.hpp"
+#include "gemm.hpp"
+
+namespace attn {
+
+namespace {
+
+constexpr Index kPositionsPerPanel = detail::kPanel;
+
+// Fails with std::length_error, naming `argument`, when `floats` floats pass the cache's limit.
+void require_storage(const char* argument, double floats, Index capacity) {
+  if (floats * sizeof(float) >= static_cast<double>(KVCache::kMaxBytes)) {
+    throw std::length_error(std::string(argument) + ": " + std::to_string(capacity) +
+                            " positions would take " + detail::number_string(floats * 4) +
+                            " bytes, more than the 4 GiB a wasm32 heap holds");
+  }
+}
+
+}  // namespace
+
+KVCache::KVCache(const KVCacheConfig& config) : config_(config) {
+  for (const auto& [name, value] :
+       {std::pair{"batch", config.batch}, {"heads", config.heads}, {"head_dim", config.head_dim}}) {
+    if (value <= 0) detail::fail(name, "a size > 0", std::to_string(value));
+  }
+  if (config.value_dim < 0) {
+    detail::fail("value_dim", "a size >= 0", std::to_string(config.value_dim));
+  }
+  if (config.capacity < 0) detail::fail("capacity", "a size >= 0", std::to_string(config.capacity));
+  if (config_.value_dim == 0) config_.value_dim = config_.head_dim;
+  reserve("capacity", config.capacity);
+}
+
+Index KVCache::key_floats(Index capacity) const {
+  return detail::round_up(capacity, kPositionsPerPanel) * config_.head_dim;
+}
+
+Index KVCache::value_floats(Index capacity) const {
+  return detail::round_up(config_.value_dim, detail::kPanel) * capacity;
+}
+
+// Moves to storage for `capacity` positions, keeping the first length_: all allocation happens
+// before anything changes, so a failure leaves the cache as it was.
+void KVCache::reserve(const char* argument, Index capacity) {
+  require_storage(argument,
+                  static_cast<double>(sequences()) *
+                      (static_cast<double>(key_floats(capacity)) + value_floats(capacity)),
+                  capacity);
+  const auto seq_keys = static_cast<size_t>(key_floats(capacity));
+  const auto seq_values = static_cast<size_t>(value_floats(capacity));
+  std::vector<float> keys(seq_keys * static_cast<size_t>(sequences()));
+  std::vector<float> values(seq_values * static_cast<size_t>(sequences()));
+  const Index value_panels = detail::round_up(config_.value_dim, detail::kPanel) / detail::kPanel;
+  const Index kept_key_floats = detail::round_up(length_, kPositionsPerPanel) * config_.head_dim;
+  for (Index s = 0; s < sequences(); ++s) {
+    // Key panels do not depend on the capacity; value panels are [capacity][16] each.
+    const float* old_keys = keys_.data() + s * key_floats(capacity_);
+    std::copy(old_keys, old_keys + kept_key_floats, keys.data() + s * key_floats(capacity));
+    for (Index p = 0; p < value_panels; ++p) {
+      const float* old_panel =
+          values_.data() + s * value_floats(capacity_) + p * detail::kPanel * capacity_;
+      std::copy(old_panel, old_panel + length_ * detail::kPanel,
+                values.data() + s * value_floats(capacity) + p * detail::kPanel * capacity);
+    }
+  }
+  keys_ = std::move(keys);
+  values_ = std::move(values);
+  capacity_ = capacity;
+}
+
+void KVCache::append(const float* k, const std::vector<Index>& k_shape, const float* v,
+                     const std::vector<Index>& v_shape) {
+  const Index batch = config_.batch, heads = config_.heads;
+  const Index d = config_.head_dim, dv = config_.value_dim;
+  detail::require_shape("k", {batch, heads, -1, d}, k_shape);
+  const Index t = k_shape[2];
+  detail::require_shape("v", {batch, heads, t, dv}, v_shape);
+  const Index needed = length_ + t;
+  if (needed > capacity_) {
+    // Geometric growth, unless doubling alone would pass the limit while the need does not.
+    const Index doubled = std::max<Index>(2 * capacity_, needed);
+    const double floats_doubled =
+        static_cast<double>(sequences()) *
+        (static_cast<double>(key_floats(doubled)) + value_floats(doubled));
+    const bool doubling_fits = floats_doubled * sizeof(float) < static_cast<double>(kMaxBytes);
+    reserve("k", doubling_fits ? doubled : needed);
+  }
+  for (Index s = 0; s < sequences(); ++s) {
+    float* keys = keys_.data() + s * key_floats(capacity_);
+    float* values = values_.data() + s * value_floats(capacity_);
+    for (Index r = 0; r < t; ++r) {
+      const Index position = length_ + r;
+      // Position p is lane p % 16 of key panel p / 16, whose row c holds the keys' entry c.
+      float* panel = keys + position / kPositionsPerPanel * kPositionsPerPanel * d +
+                     position % kPositionsPerPanel;
+      const float* key = k + (s * t + r) * d;
+      for (Index c = 0; c < d; ++c) panel[c * kPositionsPerPanel] = key[c];
+      // Value column c is lane c % 16 of row `position` of value panel c / 16.
+      const float* value = v + (s * t + r) * dv;
+      for (Index c = 0; c < dv; ++c) {
+        values[c / detail::kPanel * detail::kPanel * capacity_ + position * detail::kPanel +
+               c % detail::kPanel] = value[c];
+      }
+    }
+  }
+  length_ = needed;
+}
+
+void KVCache::attend(const float* q, const std::vector<Index>& q_shape, float* out,
+                     std::optional<float> scale) const {
+  const Index batch = config_.batch, heads = config_.heads;
+  const Index d = config_.head_dim, dv = config_.value_dim;
+  detail::require_shape("q", {batch, heads, -1, d}, q_shape);
+  const Index nq = q_shape[2];
+  if (nq > length_) {
+    detail::fail("q", "at most length() = " + std::to_string(length_) + " queries",
+                 std::to_string(nq));
+  }
+  if (scale && !std::isfinite(*scale)) {
+    detail::fail("scale", "a finite number", detail::number_string(*scale));
+  }
+  const float s = scale.value_or(1.0f / std::sqrt(static_cast<float>(d)));
+  // Query i sees the first length - nq + i + 1 positions: d2l's valid lengths, one per query.
+  // A single query sees everything and needs no mask.
+  Mask mask;
+  mask.fill = -std::numeric_limits<float>::infinity();
+  if (nq > 1) {
+    for (Index b = 0; b < batch; ++b) {
+      for (Index i = 0; i < nq; ++i) {
+        mask.valid_lens.push_back(static_cast<int32_t>(length_ - nq + i + 1));
+      }
+    }
+  }
+  // The scale goes into the queries (the cached keys are kept unscaled).
+  std::vector<float> scaled(static_cast<size_t>(nq * d));
+  for (Index m = 0; m < sequences(); ++m) {
+    const float* query = q + m * nq * d;
+    for (Index t = 0; t < nq * d; ++t) scaled[static_cast<size_t>(t)] = query[t] * s;
+    const detail::MaskContext context{mask, m, batch, heads};
+    const detail::PackedKeysValues kv{keys_.data() + m * key_floats(capacity_),
+                                      values_.data() + m * value_floats(capacity_), capacity_};
+    detail::f32_attention_fused_packed(scaled.data(), kv, nq, length_, d, dv, context,
+                                       out + m * nq * dv, nullptr, nullptr);
+  }
+}
+
+void KVCache::truncate(Index n) {
+  if (n < 0 || n > length_) {
+    detail::fail("n", "a length in [0, " + std::to_string(length_) + "]", std::to_string(n));
+  }
+  length_ = n;
+}
+
+}  // namespace attn
