@@ -15,47 +15,39 @@
 // loadMhaPeers({ embedDim, numHeads, dict }) does the same for multi-head self-attention with
 // the projections of torch.nn.MultiheadAttention (state dict `dict`): onnxruntime-web running
 // the com.microsoft MultiHeadAttention op, and the same graph of standard ops. Each is checked
-// against mhaReference (float64) at n = 17 when loaded, and make(t) compares every output
+// against the float64 reference at n = 17 when loaded, and make(t) compares every output
 // element with t.expected (our output at that size) when given.
+// The float64 references are the JS tests' (tests/js/reference.js), the inputs the page's
+// seeded generator (web/src/ui/random.js).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { attentionMatMulModel, attentionMhaModel, mhaContribModel, mhaPlainModel, splitStateDict } from './onnx-model.js';
+import { multiHeadAttention, scaledDotProductAttention } from '../../tests/js/reference.js';
+import { uniforms } from '../../web/src/ui/random.js';
+import { attentionMatMulModel, attentionMhaModel, mhaContribModel, mhaPlainModel } from './onnx-model.js';
 
 const require = createRequire(import.meta.url);
 const TOLERANCE = 1e-3;
 
 export class PeerMismatchError extends Error {}
 
-// ---- reference and checks ----------------------------------------------------------------------
-// Rows `rows` of O = softmax(Q Kᵀ/√d) V in double precision (q, k, v: [n, d] row-major).
-function referenceRows(q, k, v, n, d, rows) {
-  const out = new Float64Array(rows.length * d);
-  const scores = new Float64Array(n);
-  const scale = 1 / Math.sqrt(d);
-  rows.forEach((i, r) => {
-    let max = -Infinity;
-    for (let j = 0; j < n; j++) {
-      let dot = 0;
-      for (let t = 0; t < d; t++) dot += q[i * d + t] * k[j * d + t];
-      scores[j] = dot * scale;
-      if (scores[j] > max) max = scores[j];
-    }
-    let sum = 0;
-    for (let j = 0; j < n; j++) sum += scores[j] = Math.exp(scores[j] - max);
-    for (let j = 0; j < n; j++) {
-      const w = scores[j] / sum;
-      for (let t = 0; t < d; t++) out[r * d + t] += w * v[j * d + t];
-    }
-  });
-  return out;
+// ---- inputs, reference and checks --------------------------------------------------------------
+/** q, k, v of [1, n, d], uniform in [-1, 1) from seeds seed, seed + 1, seed + 2 (the page's generator). */
+export function attentionTask(n, d, seed = 1) {
+  const shape = [1, n, d];
+  const [q, k, v] = [0, 1, 2].map((i) => ({ data: uniforms(n * d, seed + i), shape }));
+  return { n, d, q, k, v };
 }
+
+// Rows `rows` of O = softmax(Q Kᵀ/√d) V by the double-precision reference of the tests: each
+// output row depends only on its own query, so the reference runs on those queries alone.
+export const queryRows = (x, d, rows) => ({ data: Float32Array.from(rows.flatMap((i) => [...x.subarray(i * d, (i + 1) * d)])), shape: [1, rows.length, d] });
 
 export function checkRows(name, out, t, rows) {
   const { n, d } = t;
   if (!out || out.length !== n * d) {
     throw new PeerMismatchError(`${name}: output has ${out?.length} elements, expected ${n * d} (n = ${n}, d = ${d})`);
   }
-  const ref = referenceRows(t.q.data, t.k.data, t.v.data, n, d, rows);
+  const ref = scaledDotProductAttention(queryRows(t.q.data, d, rows), t.k, t.v).output.data;
   let worst = 0, at = 0;
   rows.forEach((i, r) => {
     for (let c = 0; c < d; c++) {
@@ -67,14 +59,6 @@ export function checkRows(name, out, t, rows) {
     throw new PeerMismatchError(`${name}: output disagrees with the float64 reference at n = ${n}, d = ${d}: ` +
       `max abs diff ${worst} > ${TOLERANCE} (row ${Math.floor(at / d)}, column ${at % d})`);
   }
-}
-
-function randomTask(n, d, seed) {
-  let s = seed >>> 0;
-  const rand = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 4294967296) * 2 - 1;
-  const shape = [1, n, d];
-  const make = () => ({ data: Float32Array.from({ length: n * d }, rand), shape });
-  return { n, d, q: make(), k: make(), v: make() };
 }
 
 // Wraps make() so the first run at every size is checked against the reference on a few rows.
@@ -183,44 +167,6 @@ async function loadOrt() {
 }
 
 // ---- multi-head self-attention (onnxruntime-web) ---------------------------------------------------
-// torch.nn.MultiheadAttention(x, x, x) in float64 for x [n, E]: y = concat_h(softmax(Q_h K_hᵀ/√hd)
-// V_h)·Woᵀ + bo with Q = x·Wqᵀ + bq (and K, V alike).
-export function mhaReference(dict, x, n, E, heads) {
-  const w = splitStateDict(dict, E);
-  const hd = E / heads;
-  const project = (input, { W, b }) => {
-    const out = new Float64Array(n * E);
-    for (let i = 0; i < n; i++) {
-      for (let o = 0; o < E; o++) {
-        let sum = b[o];
-        for (let c = 0; c < E; c++) sum += input[i * E + c] * W[o * E + c];
-        out[i * E + o] = sum;
-      }
-    }
-    return out;
-  };
-  const Q = project(x, w.q), K = project(x, w.k), V = project(x, w.v);
-  const A = new Float64Array(n * E);
-  const scores = new Float64Array(n);
-  for (let h = 0; h < heads; h++) {
-    for (let i = 0; i < n; i++) {
-      let max = -Infinity;
-      for (let j = 0; j < n; j++) {
-        let dot = 0;
-        for (let t = h * hd; t < (h + 1) * hd; t++) dot += Q[i * E + t] * K[j * E + t];
-        scores[j] = dot / Math.sqrt(hd);
-        if (scores[j] > max) max = scores[j];
-      }
-      let sum = 0;
-      for (let j = 0; j < n; j++) sum += scores[j] = Math.exp(scores[j] - max);
-      for (let j = 0; j < n; j++) {
-        for (let t = h * hd; t < (h + 1) * hd; t++) A[i * E + t] += (scores[j] / sum) * V[j * E + t];
-      }
-    }
-  }
-  return project(A, w.o);
-}
-
 // Throws a PeerMismatchError naming `what` unless `got` matches `want` within TOLERANCE.
 export function expectClose(what, got, want) {
   if (!got || got.length !== want.length) {
@@ -265,8 +211,8 @@ export async function loadMhaPeers({ embedDim: E, numHeads: heads, dict, log = c
   };
   const peers = [];
   const n = MHA_CHECK_N;
-  const x = randomTask(n, E, 11).q.data;
-  const want = mhaReference(dict, x, n, E, heads);
+  const x = uniforms(n * E, 11);
+  const want = multiHeadAttention(dict, { embedDim: E, numHeads: heads }, { data: x, shape: [1, n, E] }).output.data;
   for (const r of [runner('onnxruntime-web MHA op + MatMul projections', mhaContribModel),
     runner('onnxruntime-web MHA plain-op graph', mhaPlainModel)]) {
     try {
@@ -289,7 +235,7 @@ export const oneLine = (e) => String(e?.message ?? e).split('\n')[0].slice(0, 20
 
 export async function loadPeers({ log = console.log } = {}) {
   const peers = [];
-  const small = randomTask(33, 64, 7);
+  const small = attentionTask(33, 64, 7);
   for (const [label, load] of [['tfjs-backend-wasm', loadTfjs], ['onnxruntime-web', loadOrt]]) {
     let runners;
     try {

@@ -31,8 +31,9 @@ const memories = [];
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadAttention } from '../../dist/index.js';
 import { plainJsAttention } from '../../web/src/bench/plain-js.js';
-import { uniform } from '../../web/src/ui/random.js';
-import { checked, checkRows, expectClose, loadMhaPeers, loadPeers, mhaReference, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
+import { uniforms as random } from '../../web/src/ui/random.js';
+import { multiHeadAttention } from '../../tests/js/reference.js';
+import { attentionTask, checked, checkRows, expectClose, loadMhaPeers, loadPeers, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
 import { nativeResults } from './native.js';
 import { renderChart } from './chart.js';
 import { runBackwardSection } from './backward.js';
@@ -48,16 +49,6 @@ const LONG_N = 32768, LONG_D = 64;
 const GOAL = 1.35; // our SIMD build's GFLOP/s over the best peer's
 const SIMD = 'ours: wasm SIMD', SCALAR = 'ours: wasm scalar';
 
-// Uniform in [-scale, scale) from the page's seeded generator (one mulberry32 for page and bench).
-function random(count, seed, scale = 1) {
-  const next = uniform(seed);
-  return Float32Array.from({ length: count }, () => (next() * 2 - 1) * scale);
-}
-
-const attentionTask = (n, d) => {
-  const shape = [1, n, d];
-  return { n, d, q: { data: random(n * d, 1), shape }, k: { data: random(n * d, 2), shape }, v: { data: random(n * d, 3), shape } };
-};
 const MiB = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 // An error in one line, build-machine paths cut ('/mnt/.../onnxruntime/core/...' → 'onnxruntime/core/...').
 const brief = (e) => String(e?.message ?? e).split('\n')[0].replace(/\/\S*?\/(onnxruntime\/)/g, '$1').slice(0, 300);
@@ -161,7 +152,7 @@ const ourMha = [[SIMD, simd], [SCALAR, scalar]].map(([name, attn]) => {
 });
 {
   const n = MHA_CHECK_N, x = random(n * E, 105);
-  const want = mhaReference(mhaDict, x, n, E, MHA.numHeads);
+  const want = multiHeadAttention(mhaDict, MHA, { data: x, shape: [1, n, E] }).output.data;
   for (const { name, forward } of ourMha) expectClose(`${name} multi-head at n = ${n} vs the float64 reference`, forward(x, n), want);
 }
 const mhaPeers = await loadMhaPeers({ ...MHA, dict: mhaDict }); // each checked against the reference at n = 17

@@ -1,24 +1,27 @@
 // Independent double-precision references for the attention-wasm API, written from the
 // definitions (d2l, PyTorch docs), not from the package's code: plain loops over Float64Array.
-// Tensors are { data, shape } in row-major order, as in the package. Also: a seeded PRNG for
-// inputs and a closeness assertion for float32 results against double references.
+// Tensors are { data, shape } in row-major order, as in the package. Also: the seeded generator
+// for inputs and a closeness assertion for float32 results against double references.
+// The one home of these references: the JS tests, and the benchmarks (scripts/bench) that check
+// every runner against them, import this file.
 
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 // ---------------------------------------------------------------------------------------------
 // Inputs
 
-/** mulberry32: a small seeded PRNG; returns () => uniform in [0, 1). */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The tests run from a consumer folder outside the repository (scripts/test-js.sh sets
+// ATTN_REPO to the repository root); imported from the repository itself (the benchmarks),
+// the root is two folders above this file.
+const repoRoot = process.env.ATTN_REPO ?? fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * mulberry32 (the page's generator, web/src/ui/random.js: one generator for the page, the tests
+ * and the benchmarks): mulberry32(seed) returns () => uniform in [0, 1).
+ */
+export const { uniform: mulberry32 } = await import(pathToFileURL(join(repoRoot, 'web/src/ui/random.js')).href);
 
 export const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
 
@@ -73,8 +76,9 @@ export function softmax(x) {
  * Additive masks are added first; then every hidden position is *replaced* by `fill`.
  * validLens: [batch] or [batch * nq]; boolMask / additive: data of [nq, nk] (broadcast) or
  * [M, nq, nk]; keyPadding: [batch, nk] (1 = padding); causal: key j is hidden from query i when j > i.
+ * `hidden` (optional, a Uint8Array of scores' length) gets 1 where a score was replaced.
  */
-export function maskScores(scores, { batch, heads = 1, nq, nk, validLens, boolMask, additive, keyPadding, causal = false, fill = -1e6 }) {
+export function maskScores(scores, { batch, heads = 1, nq, nk, validLens, boolMask, additive, keyPadding, causal = false, fill = -1e6, hidden: replaced }) {
   const M = batch * heads;
   const lens = validLens == null ? null : Array.from(dataOf(validLens));
   const bools = boolMask == null ? null : dataOf(boolMask);
@@ -92,7 +96,10 @@ export function maskScores(scores, { batch, heads = 1, nq, nk, validLens, boolMa
         if (bools) hidden ||= (bools.length === nq * nk ? bools[inBlock] : bools[s * nq * nk + inBlock]) !== 0;
         if (padding) hidden ||= padding[b * nk + j] !== 0;
         if (causal) hidden ||= j > i;
-        if (hidden) scores[at] = fill;
+        if (hidden) {
+          scores[at] = fill;
+          if (replaced) replaced[at] = 1;
+        }
       }
     }
   }
@@ -205,16 +212,70 @@ function attend(scores, v, maskOptions) {
   return { output, weights };
 }
 
+const attentionScale = (q, scale) => scale ?? (q.shape[2] > 0 ? 1 / Math.sqrt(q.shape[2]) : 1);
+
 /**
  * softmax(mask(q k^T * scale)) v; scale defaults to 1/sqrt(d); masked scores become fill
  * (default -1e6, d2l). Options: validLens, mask (Uint8Array bool / Float32Array additive, bare
  * or tensor, [nq, nk] or [B, nq, nk]), causal, scale, fill.
  */
 export function scaledDotProductAttention(q, k, v, { validLens, mask, causal, scale, fill = -1e6 } = {}) {
-  const [batch, nq, d] = q.shape;
-  const s = scale ?? (d > 0 ? 1 / Math.sqrt(d) : 1);
+  const [batch, nq] = q.shape;
+  const s = attentionScale(q, scale);
   const scores = score(q, k, { fn: 'dot' }).data.map((x) => x * s);
   return attend(scores, v, { batch, nq, validLens, causal, fill, ...splitMask(mask) });
+}
+
+/**
+ * Gradients of sum(O * gradOutput) for O = (P * F) v, P = the weights of
+ * scaledDotProductAttention(q, k, v, options), F the dropout factors (an array like P; none: 1),
+ * by the chain rule: dv = (P F)^T dO; dP = (dO v^T) F; dS = P (dP - rowsum(P dP)), 0 where the
+ * mask replaced the score by fill (a constant); dq = scale dS k; dk = scale dS^T q.
+ */
+export function scaledDotProductAttentionBackward(q, k, v, gradOutput, { validLens, mask, causal, scale, fill = -1e6 } = {}, factors = null) {
+  const [batch, nq, d] = q.shape;
+  const [, nk, dv] = v.shape;
+  const s = attentionScale(q, scale);
+  const scores = score(q, k, { fn: 'dot' }).data.map((x) => x * s);
+  const hidden = new Uint8Array(scores.length);
+  maskScores(scores, { batch, nq, nk, validLens, causal, fill, hidden, ...splitMask(mask) });
+  const P = softmax({ data: scores, shape: [batch, nq, nk] }).data;
+  const dq = new Float64Array(batch * nq * d);
+  const dk = new Float64Array(batch * nk * d);
+  const dvOut = new Float64Array(batch * nk * dv);
+  const dP = new Float64Array(nk);
+  for (let b = 0; b < batch; b++) {
+    for (let i = 0; i < nq; i++) {
+      const at = (b * nq + i) * nk;
+      const g = row(gradOutput, b, i);
+      let D = 0;
+      for (let j = 0; j < nk; j++) {
+        const f = factors ? factors[at + j] : 1;
+        const vj = row(v, b, j);
+        let t = 0;
+        for (let c = 0; c < dv; c++) {
+          t += g[c] * vj[c];
+          dvOut[(b * nk + j) * dv + c] += P[at + j] * f * g[c];
+        }
+        dP[j] = t * f;
+        D += P[at + j] * dP[j];
+      }
+      const qi = row(q, b, i);
+      for (let j = 0; j < nk; j++) {
+        const dS = hidden[at + j] ? 0 : P[at + j] * (dP[j] - D) * s;
+        const kj = row(k, b, j);
+        for (let c = 0; c < d; c++) {
+          dq[(b * nq + i) * d + c] += dS * kj[c];
+          dk[(b * nk + j) * d + c] += dS * qi[c];
+        }
+      }
+    }
+  }
+  return {
+    dq: { data: dq, shape: [batch, nq, d] },
+    dk: { data: dk, shape: [batch, nk, d] },
+    dv: { data: dvOut, shape: [batch, nk, dv] },
+  };
 }
 
 /** d2l's AdditiveAttention (without dropout): scores wv . tanh(Wq q + Wk k), then as SDPA. */

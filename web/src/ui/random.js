@@ -1,6 +1,8 @@
 // Seeded randomness for the page's data (training points, random vectors, word embeddings):
 // the same seed gives the same numbers in every browser, so a shared URL shows the same plots.
-// This generates inputs only; every attention computation is the package's.
+// This generates inputs only; every attention computation is the package's. The one seeded
+// generator of the repository: the benchmarks (scripts/bench) and the JS tests
+// (tests/js/reference.js) draw their inputs from it too.
 
 /** mulberry32: a small, fast 32-bit generator; returns uniform numbers in [0, 1). */
 export function uniform(seed) {
@@ -29,6 +31,12 @@ export function normal(rand) {
     spare = r * Math.sin(2 * Math.PI * v);
     return r * Math.cos(2 * Math.PI * v);
   };
+}
+
+/** A Float32Array of n numbers uniform in [-scale, scale) from `seed`. */
+export function uniforms(n, seed, scale = 1) {
+  const next = uniform(seed);
+  return Float32Array.from({ length: n }, () => (next() * 2 - 1) * scale);
 }
 
 /** A Float32Array of n standard normal numbers from `seed`. */
