@@ -156,6 +156,23 @@ for (const attn of backends) {
       assert.throws(() => m.translate(b.src, b.lens, { bos: 1, eos: 2, maxLen: 3 }), { name: 'TypeError', message: 'Seq2SeqAttention: used after dispose()' });
     });
 
+    test("d2l's 'encoder.rnn.rnn.*' spelling (its d2l.GRU wrapper) loads as 'encoder.rnn.*'", () => {
+      for (const attention of [true, false]) {
+        const m = new attn.Seq2SeqAttention({ ...config, attention });
+        const other = new attn.Seq2SeqAttention({ ...config, attention, seed: 2 });
+        const want = other.stateDict();
+        const d2l = Object.fromEntries(Object.entries(want).map(([name, t]) => [name.replace(/^(encoder|decoder)\.rnn\./, '$1.rnn.rnn.'), t]));
+        assert.ok(Object.keys(d2l).includes('encoder.rnn.rnn.weight_ih_l1'));
+        m.loadStateDict(d2l);
+        assert.deepEqual(m.stateDict(), want);
+        assert.deepEqual(m.forward(b.src, b.lens, b.tgtIn), other.forward(b.src, b.lens, b.tgtIn));
+        const twice = { ...want, 'encoder.rnn.rnn.bias_hh_l0': want['encoder.rnn.bias_hh_l0'] };
+        assert.throws(() => m.loadStateDict(twice), { name: 'RangeError', message: /^dict: 'encoder\.rnn\.bias_hh_l0' given twice/ });
+        m.dispose();
+        other.dispose();
+      }
+    });
+
     test('without attention: the plain decoder, and no attention weights', () => {
       const m = new attn.Seq2SeqAttention({ ...config, attention: false });
       assert.ok(!m.parameters.some((p) => p.name.includes('attention')));

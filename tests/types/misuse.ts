@@ -62,4 +62,34 @@ readSafetensors(new Uint8Array(0)).in_proj_weight.dtype;
 mha.config.embedDim = 8;
 mha.dispose();
 
+const tokens = (B: number, T: number): Tensor<Int32Array> => ({ data: new Int32Array(B * T), shape: [B, T] });
+const s2s = new attn.Seq2SeqAttention({ srcVocabSize: 7, tgtVocabSize: 8, embedSize: 4, numHiddens: 6 });
+// @ts-expect-error: the config needs the vocabulary sizes
+new attn.Seq2SeqAttention({ embedSize: 4, numHiddens: 6 });
+// @ts-expect-error: d2l's Python spelling is not the JS one (numHiddens)
+new attn.Seq2SeqAttention({ srcVocabSize: 7, tgtVocabSize: 8, embedSize: 4, num_hiddens: 6 });
+// @ts-expect-error: token ids are an Int32Array, not float
+s2s.forward(t([2, 5]), new Int32Array(2), tokens(2, 4));
+// @ts-expect-error: valid lengths are an Int32Array (or a tensor of one), not a plain array
+s2s.forward(tokens(2, 5), [5, 3], tokens(2, 4));
+// @ts-expect-error: 'attention' is possibly null (attention: false gives none)
+s2s.forward(tokens(2, 5), new Int32Array(2), tokens(2, 4)).attention.shape;
+// @ts-expect-error: the loss needs the labels
+s2s.lossAndGradients(tokens(2, 5), new Int32Array(2), tokens(2, 4), { pad: 0 });
+// @ts-expect-error: pad is required
+s2s.trainStep(tokens(2, 5), new Int32Array(2), tokens(2, 4), tokens(2, 4), { lr: 0.01 });
+// @ts-expect-error: trainStep returns the loss, a number
+s2s.trainStep(tokens(2, 5), new Int32Array(2), tokens(2, 4), tokens(2, 4), { pad: 0 }).loss;
+// @ts-expect-error: translate needs maxLen
+s2s.translate(tokens(2, 5), new Int32Array(2), { bos: 1, eos: 2 });
+const translation = s2s.translate(tokens(2, 5), new Int32Array(2), { bos: 1, eos: 2, maxLen: 4 });
+const firstLength: number = translation.lengths[0];
+// @ts-expect-error: lengths is an Int32Array, not a tensor
+translation.lengths.shape;
+// @ts-expect-error: the config is read-only
+s2s.config.numLayers = 3;
+const gradient: Tensor = s2s.lossAndGradients(tokens(2, 5), new Int32Array(2), tokens(2, 4), tokens(2, 4), { pad: 0 })
+  .gradients['decoder.dense.bias'];
+s2s.loadStateDict(readSafetensors(new Uint8Array(0))).dispose();
+
 export {};

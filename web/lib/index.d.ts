@@ -198,6 +198,101 @@ export interface MultiHeadAttention {
   dispose(): void;
 }
 
+/**
+ * Token ids, row-major [B, T], one Int32Array row per sequence (d2l's padded batches).
+ * Every id must lie in [0, vocabulary size): a RangeError names the tensor otherwise.
+ */
+export type Tokens = Tensor<Int32Array>;
+
+export interface Seq2SeqConfig {
+  /** Source vocabulary size (d2l's `len(src_vocab)`). */
+  srcVocabSize: number;
+  /** Target vocabulary size; the logits' last axis. */
+  tgtVocabSize: number;
+  /** Width of both embeddings. */
+  embedSize: number;
+  /** GRU hidden width H (also the attention's width). */
+  numHiddens: number;
+  /** GRU layers of the encoder and of the decoder; default 1. */
+  numLayers?: number;
+  /** Dropout between GRU layers and on the attention weights, in [0, 1), training only; default 0. */
+  dropout?: number;
+  /** Seed of the initialisation and of the dropout streams; default 0. */
+  seed?: number;
+  /** true (default): d2l's Seq2SeqAttentionDecoder; false: its plain Seq2SeqDecoder. */
+  attention?: boolean;
+}
+
+export interface Seq2SeqForwardResult {
+  /** [B, Tt, tgtVocabSize], before the softmax. */
+  logits: Tensor;
+  /** [B, Tt, Ts]: step t's additive-attention weights over the source (before dropout); null with `attention: false`. */
+  attention: Tensor | null;
+}
+
+export interface Seq2SeqTranslation {
+  /** [B, maxLen] greedy tokens; after a row's first eos, eos again (d2l would keep predicting). */
+  tokens: Tokens;
+  /** [B]: each row's tokens up to and including its first eos (maxLen if it has none). */
+  lengths: Int32Array;
+  /** [B, maxLen, Ts]: the weights each output token attended with (rows after eos are 0); null with `attention: false`. */
+  attention: Tensor | null;
+}
+
+/**
+ * d2l's RNN encoder-decoder with Bahdanau attention (d2l 11.4, PyTorch version), trained and run
+ * in wasm. Encoder: nn.Embedding then a multi-layer nn.GRU over the whole padded source.
+ * Decoder: starts from the encoder's final state; at each step the query is the top layer's
+ * previous state, keys = values = the encoder's top outputs, additive attention masked by
+ * srcValidLens (fill -1e6), and the GRU reads concat(context, embedding); logits = dense(top
+ * state). The state dict uses d2l's module paths (`encoder.embedding.weight`,
+ * `encoder.rnn.weight_ih_l0`, ..., `decoder.attention.W_q.weight`, `decoder.dense.bias`), so a
+ * PyTorch state dict of d2l's model loads here and this one loads there.
+ */
+export interface Seq2SeqAttention {
+  /** The configuration with its defaults filled in. */
+  readonly config: Readonly<Required<Seq2SeqConfig>>;
+  /** The state-dict entries this configuration has, in order, with shapes. */
+  readonly parameters: { name: string; shape: number[] }[];
+  /**
+   * Teacher-forced forward, no dropout: src [B, Ts], srcValidLens [B] (each in [0, Ts]),
+   * tgtInput [B, Tt] (bos then the target shifted right, as d2l's batches).
+   */
+  forward(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>, tgtInput: Tokens): Seq2SeqForwardResult;
+  /**
+   * d2l's Seq2Seq.loss (cross-entropy averaged over the labels of tgtOutput [B, Tt] other than
+   * `pad`; at least one must remain) and its gradient for every parameter, under the state-dict
+   * names. Dropout (if configured) is on, as in training. Changes no weight.
+   */
+  lossAndGradients(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>, tgtInput: Tokens, tgtOutput: Tokens,
+                   options: { pad: number }): { loss: number; gradients: Record<string, Tensor> };
+  /**
+   * One training step: lossAndGradients' gradients, their global norm clipped to `clip` as
+   * torch.nn.utils.clip_grad_norm_ does (default 0: no clipping), then one torch.optim.Adam
+   * step with PyTorch's defaults and learning rate `lr` (default 1e-3); the optimiser's state is
+   * kept across steps. Returns the loss before the step.
+   */
+  trainStep(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>, tgtInput: Tokens, tgtOutput: Tokens,
+            options: { pad: number; lr?: number; clip?: number }): number;
+  /**
+   * Greedy decoding of the whole batch, as d2l's predict_step: from `bos`, each step feeds back
+   * the most likely token, for maxLen steps (no dropout).
+   */
+  translate(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>,
+            options: { bos: number; eos: number; maxLen: number }): Seq2SeqTranslation;
+  /**
+   * Loads weights by d2l's state-dict names (PyTorch's `model.state_dict()`, e.g. through
+   * safetensors and readSafetensors); d2l's `encoder.rnn.rnn.*` spelling (its d2l.GRU wrapper)
+   * is read as `encoder.rnn.*`. Every entry is required, unknown ones are a RangeError, and the
+   * load is all or nothing. The optimiser's state is kept.
+   */
+  loadStateDict(dict: Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>): this;
+  /** The parameters under d2l's names, as fresh tensors (loadStateDict takes them back). */
+  stateDict(): Record<string, Tensor>;
+  /** Frees the wasm memory; a later call is a TypeError "Seq2SeqAttention: used after dispose()". */
+  dispose(): void;
+}
+
 export interface Attention {
   readonly backend: 'wasm-simd' | 'wasm';
   /** Nadaraya-Watson: output [m, dy], weights [m, n]. A query no key reaches gives NaN. */
@@ -250,6 +345,7 @@ export interface Attention {
     options: AdditiveBackwardOptions,
   ): AdditiveAttentionGradients;
   MultiHeadAttention: new (config: MultiHeadConfig) => MultiHeadAttention;
+  Seq2SeqAttention: new (config: Seq2SeqConfig) => Seq2SeqAttention;
   readSafetensors: typeof readSafetensors;
   /** Sinusoidal encoding [n, d]: P[i, 2j] = sin(i / 10000^(2j/d)), P[i, 2j+1] = cos(same). */
   positionalEncoding(n: number, d: number): Tensor;

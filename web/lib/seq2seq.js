@@ -15,6 +15,23 @@ const NAMES = {
   tgt_input: 'tgtInput', tgt_output: 'tgtOutput', max_len: 'maxLen', state_dict: 'dict',
 };
 
+// d2l's Seq2SeqEncoder and plain Seq2SeqDecoder wrap nn.GRU in d2l.GRU, so PyTorch names their
+// weights 'encoder.rnn.rnn.weight_ih_l0' where the module path (and our name) is
+// 'encoder.rnn.weight_ih_l0'. A view of `dict` under our names; its getters read the caller's
+// entries, so each entry is still read once, by the base class.
+function canonicalNames(dict) {
+  if (dict === null || typeof dict !== 'object') return dict;
+  const view = Object.create(null);
+  const given = Object.create(null);
+  for (const key of Object.keys(dict)) {
+    const name = key.replace(/^(encoder|decoder)\.rnn\.rnn\./, '$1.rnn.');
+    if (name in view) throw new RangeError(`dict: '${name}' given twice, as '${given[name]}' and '${key}'`);
+    given[name] = key;
+    Object.defineProperty(view, name, { enumerable: true, get: () => dict[key] });
+  }
+  return view;
+}
+
 const readTokens = (name, value) => readTensor(name, value, { types: ['Int32Array'], expected: [-1, -1] });
 const tokenArg = (pointer, record) => ({ data: pointer, batch: record.shape[0], steps: record.shape[1] });
 
@@ -42,6 +59,12 @@ export function createSeq2SeqClass(module) {
       }
       super(handle, 'Seq2SeqAttention');
       this.config = Object.freeze(fields);
+    }
+
+    /** Loads a state dict under d2l's names; 'encoder.rnn.rnn.*' (d2l.GRU's spelling) too. */
+    loadStateDict(dict) {
+      this[HANDLE]();
+      return super.loadStateDict(canonicalNames(dict));
     }
 
     // src, srcValidLens and the target tensors of one call, read once.
