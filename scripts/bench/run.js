@@ -8,10 +8,13 @@
 //      wasm memory our module reached (peak WebAssembly.Memory size) at n = 8192 and 32768;
 //   4. gradients (backward.js): our backward beside our forward and tfjs-wasm's tf.grads on
 //      [1, n, 64], and n = 16384 on a fresh instance with its wasm memory;
-//   5. one summary line per performance goal.
+//   5. a Seq2Seq training step (seq2seq.js): d2l's encoder-decoder with Bahdanau attention,
+//      ours beside PyTorch CPU with one thread;
+//   6. one summary line per performance goal.
 // Every runner's output is checked (float64 reference, or our output) before it is timed; a
 // disagreement (max abs diff > 1e-3) throws. Writes JSON and an SVG chart to build/bench/.
-// --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences.
+// --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences, Seq2Seq at
+// the small size only.
 
 // Our wrapper does not expose its WebAssembly.Memory: capture the memory every instance exports
 // (the Emscripten glue instantiates through WebAssembly.instantiate), as tests/js/wasm-memory.js
@@ -37,6 +40,7 @@ import { attentionTask, checked, checkRows, expectClose, loadMhaPeers, loadPeers
 import { nativeResults } from './native.js';
 import { renderChart } from './chart.js';
 import { runBackwardSection } from './backward.js';
+import { runSeq2SeqSection } from './seq2seq.js';
 import { attentionFlops, mhaFlops, measureInTurns } from './timing.js';
 
 const started = performance.now();
@@ -273,7 +277,11 @@ const backward = await runBackwardSection({ simd, scalar, loadFresh: loadOurs, r
     'and time ÷ our SIMD backward\'s, single thread', ['runner', ...ns.flatMap((n) => [`n=${n} GFLOP/s`, 'ms', '÷ ours'])], rows);
 }
 
-// ---- 5. goals --------------------------------------------------------------------------------------
+// ---- 5. Seq2Seq training step ---------------------------------------------------------------
+const seq2seq = await runSeq2SeqSection({ simd, scalar, quick });
+printTable(seq2seq.table.title, seq2seq.table.header, seq2seq.table.rows);
+
+// ---- 6. goals --------------------------------------------------------------------------------------
 const summary = [];
 const goalLine = (label, list, n, extra = (r) => r.n === n) => {
   const ours = list.find((r) => r.runner === SIMD && extra(r));
@@ -294,6 +302,7 @@ if (long) {
     `peers: ${long.peers.map((p) => `${p.runner} ${p.status}`).join(', ')}`);
 }
 summary.push(...backward.summary);
+summary.push(...seq2seq.summary);
 console.log('\nSummary');
 for (const s of summary) console.log(`  ${s}`);
 
@@ -301,7 +310,8 @@ mkdirSync('build/bench', { recursive: true });
 writeFileSync('build/bench/results.json', JSON.stringify({
   node: process.versions.node, date: new Date().toISOString(), quick, results,
   mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long,
-  backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory }, summary,
+  backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long },
+  seq2seq: { cpu: seq2seq.cpu, results: seq2seq.results }, memory: { mainSimdInstance: mainMemory }, summary,
 }, null, 2));
 writeFileSync('build/bench/chart.svg', renderChart([
   ...widths.map((d) => ({ title: `attention [1, n, ${d}], GFLOP/s (higher is better)`, results: results.filter((r) => r.d === d) })),
