@@ -18,8 +18,8 @@ const TEXT = `
 <p>Bahdanau, Cho and Bengio's encoder–decoder reads the source with a GRU, and at every output
 step the decoder <em>attends</em>: its previous hidden state $s_{t-1}$ is the query, the encoder's
 outputs $h_j$ are keys and values, and additive attention scores them,
-$$a(s_{t-1}, h_j) = w_v^\\top \\tanh(W_q s_{t-1} + W_k h_j),\\qquad
-\\alpha_{tj} = \\operatorname{softmax}_j\\, a(s_{t-1}, h_j),\\qquad c_t = \\textstyle\\sum_j \\alpha_{tj} h_j.$$
+$$a(s_{t-1}, h_j) = w_v^\\top \\tanh(W_q s_{t-1} + W_k h_j),$$
+$$\\alpha_{tj} = \\operatorname{softmax}_j\\, a(s_{t-1}, h_j),\\qquad c_t = \\textstyle\\sum_j \\alpha_{tj} h_j.$$
 The context $c_t$ is fed to the decoder GRU with the previous word's embedding. Nobody tells
 the model which source word goes with which output word: the weights $\\alpha_{tj}$ are
 <strong>learned</strong> from sentence pairs alone. The heatmap shows them — one row per output

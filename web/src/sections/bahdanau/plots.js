@@ -11,8 +11,16 @@ const INK = '#1d2433';
 const BLUE = '#2a6f97';
 const ORANGE = '#c9733a';
 
+function note(text) {
+  const p = document.createElement('p');
+  p.className = 'plot-note';
+  p.textContent = text;
+  return p;
+}
+
 /** Training loss per slice of steps. points: [{ step, loss }]. */
 export function lossPlot(points, width) {
+  if (points.length === 0) return note('No training yet: the curve starts with “Train from scratch”.');
   return Plot.plot({
     width, height: 220, marginLeft: 44, marginBottom: 36,
     x: { label: 'training step →', domain: [0, Math.max(10, ...points.map((p) => p.step))] },
@@ -23,6 +31,7 @@ export function lossPlot(points, width) {
 
 /** Held-out BLEU over training time. points: [{ seconds, bleu }]; target: the 0.8 line. */
 export function bleuPlot(points, width, target = 0.8) {
+  if (points.length < 2) return note('Held-out BLEU is measured about once a second while a run trains.');
   return Plot.plot({
     width, height: 220, marginLeft: 44, marginBottom: 36,
     x: { label: 'training time (s) →', domain: [0, Math.max(10, ...points.map((p) => p.seconds))] },
@@ -45,15 +54,13 @@ const labelWidth = (tokens) => Math.min(120, 14 + 7 * Math.max(3, ...tokens.map(
 export function alignmentPlot(result, width) {
   const { source, output, attention } = result;
   if (!attention || output.length === 0) {
-    const note = document.createElement('p');
-    note.className = 'plot-note';
-    note.textContent = attention ? 'The model produced no tokens.' : 'This model has no attention: nothing to show.';
-    return note;
+    return note(attention ? 'The model produced no tokens.' : 'This model has no attention: nothing to show.');
   }
-  const left = labelWidth(output);
+  const srcLabel = (j) => (result.unknown.has(j) ? `${source[j]} (${UNK})` : source[j]);
+  // The first column's label, rotated by 45°, reaches left of the plot by ~0.7 of its length.
+  const left = Math.max(labelWidth(output), Math.ceil(0.72 * labelWidth([srcLabel(0)])));
   const bottom = labelWidth(source) + 16;
   const cell = Math.max(14, Math.min(34, Math.floor((width - left - 12) / source.length)));
-  const srcLabel = (j) => (result.unknown.has(j) ? `${source[j]} (${UNK})` : source[j]);
   const plot = heatmap({
     values: attention, rows: output.length, cols: source.length, cell,
     rowLabel: (i) => output[i], colLabel: srcLabel,
@@ -107,7 +114,7 @@ export function lengthPlot(results, width) {
   });
   return Plot.plot({
     width, height: 260, marginLeft: 44, marginRight: 120, marginBottom: 38,
-    x: { label: 'source sentence length (words, incl. punctuation) →', ticks: [...new Set(rows.map((r) => r.from))] },
+    x: { label: 'source sentence length (words, incl. punctuation) →', ticks: [...new Set(rows.map((r) => r.from))], tickFormat: 'd' },
     y: { label: '↑ held-out BLEU', domain: [0, 1], grid: true },
     marks: [
       ...marks,
