@@ -5,7 +5,7 @@
 // reports. A model trained by scripts/train-page-model.js ships with the page, so translation
 // works before any training.
 
-import { button, checkbox, controlBar, select, slider, textField } from '../ui/controls.js';
+import { button, checkbox, controlBar, progressBar, select, slider, textField } from '../ui/controls.js';
 import { prose } from '../ui/math.js';
 import { card, widthOf } from '../ui/plot.js';
 import { plotGrid, scaffold } from '../ui/section.js';
@@ -85,16 +85,7 @@ export function mountBahdanau(root) {
   buttons.className = 'control control-buttons';
   buttons.append(startButton.element, pauseButton.element, resetButton.element);
 
-  const progressBox = document.createElement('div');
-  progressBox.className = 'control bench-progress';
-  const progressText = document.createElement('span');
-  progressText.id = `${root.id}-progress-text`;
-  progressText.className = 'bench-progress-text';
-  const progress = document.createElement('progress');
-  progress.max = EPOCHS;
-  progress.value = 0;
-  progress.setAttribute('aria-labelledby', progressText.id);
-  progressBox.append(progressText, progress);
+  const { element: progressBox, text: progressText, bar: progress } = progressBar({ id: `${root.id}-progress-text`, max: EPOCHS });
 
   const stats = document.createElement('p');
   stats.className = 'readout train-stats';
