@@ -15,8 +15,8 @@ const manifestPath = require.resolve('attention-wasm/package.json');
 const root = dirname(manifestPath);
 const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
 
-test('the entry exports loadAttention, readSafetensors and simdSupported', () => {
-  assert.deepEqual(Object.keys(api).sort(), ['loadAttention', 'readSafetensors', 'simdSupported']);
+test('the entry exports loadAttention, readSafetensors, simdSupported and writeSafetensors', () => {
+  assert.deepEqual(Object.keys(api).sort(), ['loadAttention', 'readSafetensors', 'simdSupported', 'writeSafetensors']);
   for (const name of Object.keys(api)) assert.equal(typeof api[name], 'function', name);
 });
 

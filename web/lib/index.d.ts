@@ -347,6 +347,7 @@ export interface Attention {
   MultiHeadAttention: new (config: MultiHeadConfig) => MultiHeadAttention;
   Seq2SeqAttention: new (config: Seq2SeqConfig) => Seq2SeqAttention;
   readSafetensors: typeof readSafetensors;
+  writeSafetensors: typeof writeSafetensors;
   /** Sinusoidal encoding [n, d]: P[i, 2j] = sin(i / 10000^(2j/d)), P[i, 2j+1] = cos(same). */
   positionalEncoding(n: number, d: number): Tensor;
 }
@@ -371,3 +372,14 @@ export function simdSupported(): boolean;
  * tensor covers) throw a RangeError; a tensor of another dtype throws a TypeError naming it.
  */
 export function readSafetensors(bytes: Uint8Array | ArrayBuffer): Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>;
+
+/**
+ * Writes a .safetensors file from tensors by name (a state dict): Float32Array data as F32,
+ * Int32Array as I32, Uint8Array as U8, in the order given; `metadata` is stored as
+ * `__metadata__`. readSafetensors reads it back. A data type it cannot store throws a TypeError,
+ * a shape that does not match its data a RangeError.
+ */
+export function writeSafetensors(
+  tensors: Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>,
+  options?: { metadata?: Record<string, string> },
+): Uint8Array;

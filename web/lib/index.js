@@ -3,10 +3,11 @@
 import { createFunctions } from './functions.js';
 import { createMultiHeadAttentionClass } from './multi-head-attention.js';
 import { readSafetensors } from './safetensors.js';
+import { writeSafetensors } from './safetensors-write.js';
 import { createSeq2SeqClass } from './seq2seq.js';
 import { describe } from './arguments.js';
 
-export { readSafetensors };
+export { readSafetensors, writeSafetensors };
 
 // (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt): validates only where SIMD128 is on.
 const SIMD_PROBE = new Uint8Array([
@@ -87,5 +88,6 @@ export async function loadAttention(options = {}) {
     MultiHeadAttention: createMultiHeadAttentionClass(module),
     Seq2SeqAttention: createSeq2SeqClass(module),
     readSafetensors,
+    writeSafetensors,
   });
 }

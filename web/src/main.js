@@ -1,4 +1,4 @@
-// The page: loads the wasm package once, names its backend, mounts the five sections and
+// The page: loads the wasm package once, names its backend, mounts the six sections and
 // redraws them when the page width changes.
 import './style.css';
 import { loadAttention } from 'attention-wasm';
@@ -7,6 +7,7 @@ import { mountKernelRegression } from './sections/kernel-regression.js';
 import { mountScoring } from './sections/scoring.js';
 import { mountMultiHead } from './sections/multi-head.js';
 import { mountBenchmark } from './sections/benchmark.js';
+import { mountBahdanau } from './sections/bahdanau.js';
 import { invalidateWidths } from './ui/plot.js';
 
 const SECTIONS = [
@@ -15,6 +16,7 @@ const SECTIONS = [
   ['scoring', mountScoring],
   ['multi-head', mountMultiHead],
   ['benchmark', mountBenchmark],
+  ['bahdanau', mountBahdanau],
 ];
 
 async function start() {

@@ -4,7 +4,7 @@
 // chart. The page never waits on the benchmark: all timing happens in the worker.
 
 import * as Plot from '@observablehq/plot';
-import { button, controlBar, select } from '../ui/controls.js';
+import { button, controlBar, progressBar, select } from '../ui/controls.js';
 import { prose } from '../ui/math.js';
 import { card, widthOf } from '../ui/plot.js';
 import { plotGrid, scaffold } from '../ui/section.js';
@@ -95,17 +95,7 @@ export function mountBenchmark(root) {
   runGroup.className = 'control control-run';
   runGroup.append(runButton.element);
 
-  const progressBox = document.createElement('div');
-  progressBox.className = 'control bench-progress';
-  const progressText = document.createElement('span');
-  progressText.id = `${root.id}-progress-text`;
-  progressText.className = 'bench-progress-text';
-  progressText.textContent = 'not run yet';
-  const progress = document.createElement('progress');
-  progress.max = 1;
-  progress.value = 0;
-  progress.setAttribute('aria-labelledby', progressText.id);
-  progressBox.append(progressText, progress);
+  const { element: progressBox, text: progressText, bar: progress } = progressBar({ id: `${root.id}-progress-text`, text: 'not run yet' });
 
   const status = document.createElement('p');
   status.className = 'readout bench-status';

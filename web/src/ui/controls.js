@@ -170,3 +170,22 @@ export function controlBar(...controls) {
   bar.append(...controls.map((c) => c.element ?? c));
   return bar;
 }
+
+/**
+ * A progress bar with a text line above it that labels it: { element, text, bar }. `id` names
+ * the text element (the bar's aria-labelledby).
+ */
+export function progressBar({ id, max = 1, text = '' }) {
+  const element = document.createElement('div');
+  element.className = 'control bench-progress';
+  const label = document.createElement('span');
+  label.id = id;
+  label.className = 'bench-progress-text';
+  label.textContent = text;
+  const bar = document.createElement('progress');
+  bar.max = max;
+  bar.value = 0;
+  bar.setAttribute('aria-labelledby', id);
+  element.append(label, bar);
+  return { element, text: label, bar };
+}

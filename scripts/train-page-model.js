@@ -1,0 +1,64 @@
+// Trains the model that ships with the page's section "Bahdanau attention: learning to align"
+// and writes it to web/public/models/ (Vite serves web/public/ as is): bahdanau-<task>.safetensors
+// (the state dict under d2l's names) and bahdanau-<task>.json (the vocabularies, the model and
+// training settings, the steps, and the held-out BLEU it reached).
+//
+// Run after scripts/build-wasm.sh, from the repository root:
+//   node scripts/train-page-model.js                  # both tasks, default settings
+//   node scripts/train-page-model.js --task dates     # one task
+//   node scripts/train-page-model.js --dry-run        # train and report, write nothing
+//
+// Deterministic: a fixed data seed (tasks.js), model seed 0 and a fixed number of epochs, and the
+// scalar wasm build (no SIMD reassociation differences between machines), so a rerun writes the
+// same bytes. It uses the page's own modules (web/src/sections/bahdanau/), so the vocabularies
+// are the page's.
+import { writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { loadAttention, writeSafetensors } from '../dist/index.js';
+import { prepareTask, taskNames } from '../web/src/sections/bahdanau/tasks.js';
+import { EPOCHS, MODEL, TRAINING, Trainer } from '../web/src/sections/bahdanau/trainer.js';
+
+const OUT = new URL('../web/public/models/', import.meta.url);
+
+const { values } = parseArgs({
+  options: {
+    task: { type: 'string' },
+    epochs: { type: 'string', default: String(EPOCHS) },
+    seed: { type: 'string', default: '0' },
+    'dry-run': { type: 'boolean', default: false },
+    simd: { type: 'boolean', default: false },
+  },
+});
+
+const attn = await loadAttention({ simd: values.simd });
+const epochs = Number(values.epochs);
+const seed = Number(values.seed);
+
+for (const task of values.task ? [values.task] : taskNames) {
+  const data = prepareTask(task);
+  const trainer = new Trainer(attn, data, { seed });
+  const t0 = performance.now();
+  let nextReport = 1;
+  while (trainer.epoch < epochs) {
+    trainer.trainStep();
+    if (trainer.epoch >= nextReport) {
+      const { bleu, exact } = trainer.evaluate();
+      const seconds = (performance.now() - t0) / 1000;
+      console.log(`${task}: epoch ${trainer.epoch}, step ${trainer.steps}, ${seconds.toFixed(1)} s, held-out BLEU ${bleu.toFixed(3)}, exact ${(100 * exact).toFixed(1)}%`);
+      nextReport += 1;
+    }
+  }
+  const result = trainer.evaluate();
+  const meta = {
+    task, seed, epochs, steps: trainer.steps, model: MODEL, training: TRAINING,
+    heldOutBleu: Number(result.bleu.toFixed(4)), heldOutExact: Number(result.exact.toFixed(4)),
+    srcVocab: data.srcVocab.toJSON(), tgtVocab: data.tgtVocab.toJSON(),
+  };
+  if (!values['dry-run']) {
+    const bytes = writeSafetensors(trainer.model.stateDict(), { metadata: { task, format: 'pt', source: 'scripts/train-page-model.js' } });
+    await writeFile(new URL(`bahdanau-${task}.safetensors`, OUT), bytes);
+    await writeFile(new URL(`bahdanau-${task}.json`, OUT), `${JSON.stringify(meta)}\n`);
+    console.log(`${task}: wrote bahdanau-${task}.safetensors (${(bytes.length / 1024).toFixed(0)} KiB) and its .json`);
+  }
+  trainer.dispose();
+}

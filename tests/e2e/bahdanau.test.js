@@ -1,0 +1,133 @@
+// Browser tests of section 6, "Bahdanau attention: learning to align" (web/src/sections/
+// bahdanau.js and its training worker), in headless Chromium against the built site. The
+// shipped model (web/public/models/, from scripts/train-page-model.js) must translate d2l's
+// examples at once; a fresh run must learn (loss falls, the probe's heatmap changes, held-out
+// BLEU reaches 0.8: the seconds it took are reported and written to
+// build/screenshots/bahdanau.json).
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import { describe, test } from 'node:test';
+import { DESKTOP, PHONE, SHOTS, useBuiltSite } from './site.js';
+
+const site = useBuiltSite({ hash: '#bahdanau' });
+const { open } = site;
+const S = '#bahdanau';
+
+const trainState = (page) => page.$eval(S, (s) => s.dataset.trainState);
+const waitState = (page, states, timeout = 20000) => page.waitForFunction(
+  (list) => list.includes(document.getElementById('bahdanau').dataset.trainState), states, { timeout },
+);
+const output = (page) => page.textContent(`${S} .translation-output`);
+
+// Types a sentence and waits for its translation to be drawn.
+async function translate(page, text) {
+  const count = await page.$eval(S, (s) => Number(s.dataset.translations ?? 0));
+  await page.fill(`${S} input[name="sentence"]`, text);
+  await page.waitForFunction((n) => Number(document.getElementById('bahdanau').dataset.translations ?? 0) > n, count);
+  return (await output(page)).replace(/^→ /, '');
+}
+
+describe('section 6: Bahdanau attention', () => {
+  test('the shipped model translates d2l’s examples at once and flags unknown words', async () => {
+    const { page, errors } = await open();
+    assert.match(await page.textContent('#bahdanau-title'), /Bahdanau attention: learning to align/);
+    await waitState(page, ['idle']);
+    await page.waitForSelector(`${S} .translation-output`);
+    // d2l's four test sentences and their reference translations (sec_seq2seq_training).
+    for (const [en, fr] of [['go .', 'va !'], ['i lost .', "j'ai perdu ."], ["he's calm .", 'il est calme .'], ["i'm home .", 'je suis chez moi .']]) {
+      assert.equal(await translate(page, en), fr, en);
+    }
+    // The heatmap: output tokens down, source tokens across.
+    const cells = await page.$eval('[data-plot="bd-translate"] g[aria-label="cell"]', (g) => g.children.length);
+    assert.equal(cells, 6 * 4, 'je suis chez moi . <eos> (rows) × i\'m home . <eos> (columns)');
+    // A word outside the vocabulary is kept and marked.
+    await translate(page, 'She likes the purple cats.');
+    const unknown = await page.$$eval(`${S} .translation .tokens span.unknown`, (s) => s.map((c) => c.firstChild.textContent));
+    assert.deepEqual(unknown, ['purple']);
+    assert.match(await page.textContent(`${S} .translation .plot-note`), /1 word outside the vocabulary/);
+    // The probe's alignment: black cats -> chats noirs, so "chats" looks at "cats" and
+    // "noirs" at "black" (the swap), read from the worker's weights in the cells' titles-free data.
+    assert.match(await page.textContent(`${S} .probe-line`), /she likes the black cats \. <eos> {2}→ {2}elle aime les chats noirs \. <eos>/);
+    assert.ok(Number(await page.$eval(S, (s) => s.dataset.bleu)) > 0.9, 'the shipped model scores above 0.9 held out');
+    await page.evaluate(() => document.fonts.ready);
+    await page.locator(S).screenshot({ path: `${SHOTS}desktop-bahdanau.png` });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('training from scratch: the loss falls, the heatmap changes, BLEU reaches 0.8 (seconds reported)', async (t) => {
+    const { page, errors } = await open();
+    await waitState(page, ['idle']);
+    await page.waitForSelector('[data-plot="bd-probe"] svg');
+    const shippedProbe = await page.$eval('[data-plot="bd-probe"] .plot', (p) => p.innerHTML);
+    const started = Date.now();
+    await page.click(`${S} button[name="start"]`);
+    await waitState(page, ['running']);
+    // Untrained: the probe's heatmap is redrawn from the fresh model.
+    await page.waitForFunction((html) => document.querySelector('[data-plot="bd-probe"] .plot').innerHTML !== html, shippedProbe);
+    const early = await page.$eval('[data-plot="bd-probe"] .plot', (p) => p.innerHTML);
+    await page.waitForFunction(() => Number(document.getElementById('bahdanau').dataset.bleu) >= 0.8
+      || document.getElementById('bahdanau').dataset.trainState === 'done', null, { timeout: 120000 });
+    const wall = (Date.now() - started) / 1000;
+    const data = await page.$eval(S, (s) => ({ ...s.dataset }));
+    const curve = JSON.parse(data.bleuCurve);
+    t.diagnostic(`held-out BLEU by training seconds: ${curve.map(([s, b, n]) => `${s} s (step ${n}): ${b}`).join(', ')}`);
+    t.diagnostic(`BLEU ${data.bleu} at ${data.bleuSeconds} s of training (${wall.toFixed(1)} s wall clock from the click)`);
+    await writeFile(`${SHOTS}bahdanau.json`, `${JSON.stringify({ reached: Number(data.bleu), seconds: Number(data.bleuSeconds), wallSeconds: wall, curve }, null, 2)}\n`);
+    assert.ok(Number(data.bleu) >= 0.8, `held-out BLEU only reached ${data.bleu}`);
+    assert.ok(Number(data.loss) < 0.5 * Number(data.firstLoss), `loss ${data.firstLoss} -> ${data.loss}`);
+    await page.waitForFunction((html) => document.querySelector('[data-plot="bd-probe"] .plot').innerHTML !== html, early);
+    assert.ok(await page.$('[data-plot="bd-loss"] g[aria-label="line"]'), 'loss curve drawn');
+    assert.match(await page.textContent(`${S} .train-stats`), /tokens\/s/);
+    // Pause, translate while paused, resume.
+    await page.click(`${S} button[name="pause"]`);
+    await waitState(page, ['paused', 'done']);
+    if (await trainState(page) === 'paused') {
+      // The half-trained model answers while paused (what it says depends on the run).
+      assert.ok((await translate(page, 'he is tired .')).length > 0);
+      await page.click(`${S} button[name="resume"]`);
+      await waitState(page, ['running', 'done']);
+    }
+    await page.locator(S).screenshot({ path: `${SHOTS}desktop-bahdanau-training.png` });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('with vs without attention: BLEU by source length for both', async () => {
+    const { page, errors } = await open('?bd.cmp=1');
+    await waitState(page, ['idle']);
+    await page.click(`${S} button[name="compare"]`);
+    await page.waitForFunction(() => document.getElementById('bahdanau').dataset.compared === 'true', null, { timeout: 60000 });
+    assert.equal(await page.$$eval('[data-plot="bd-compare"] g[aria-label="line"]', (g) => g.length), 2);
+    assert.match(await page.textContent(`${S} .compare-status`), /with attention, \d\.\d+ without/);
+    await page.locator('[data-plot="bd-compare"]').screenshot({ path: `${SHOTS}desktop-bahdanau-compare.png` });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('task and seed live in the URL; the dates task ships a model too', async () => {
+    const { page, errors } = await open('?bd.task=dates&bd.seed=7');
+    await waitState(page, ['idle']);
+    assert.equal(await page.inputValue(`${S} select[name="task"]`), 'dates');
+    assert.equal(await page.inputValue(`${S} input[name="seed"]`), '7');
+    assert.equal(await translate(page, 'november 22, 2026'), '2 0 2 6 - 1 1 - 2 2');
+    assert.match(await page.getAttribute(`${S} .share-link`, 'href'), /bd\.task=dates&bd\.seed=7#bahdanau$/);
+    await page.selectOption(`${S} select[name="task"]`, 'fra-eng');
+    await page.waitForFunction(() => !location.search.includes('bd.task'));
+    await waitState(page, ['idle']);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  test('phone layout: nothing wider than the screen', async () => {
+    const { page, errors } = await open('', PHONE);
+    await waitState(page, ['idle']);
+    await page.waitForSelector('[data-plot="bd-translate"] svg');
+    await page.evaluate(() => document.fonts.ready);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
+    await page.locator(S).screenshot({ path: `${SHOTS}phone-bahdanau.png` });
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});

@@ -1,0 +1,124 @@
+// The section's pictures, each a pure function of what the worker reported: the loss curve,
+// held-out BLEU against training time, an alignment heatmap (source tokens across, target
+// tokens down), a sentence's source tokens with the unknown ones flagged, and BLEU by source
+// length with and without attention.
+
+import * as Plot from '@observablehq/plot';
+import { heatmap } from '../../ui/heatmap.js';
+import { EOS, UNK } from './text.js';
+
+const INK = '#1d2433';
+const BLUE = '#2a6f97';
+const ORANGE = '#c9733a';
+
+function note(text) {
+  const p = document.createElement('p');
+  p.className = 'plot-note';
+  p.textContent = text;
+  return p;
+}
+
+/** Training loss per slice of steps. points: [{ step, loss }]. */
+export function lossPlot(points, width) {
+  if (points.length === 0) return note('No training yet: the curve starts with “Train from scratch”.');
+  return Plot.plot({
+    width, height: 220, marginLeft: 44, marginBottom: 36,
+    x: { label: 'training step →', domain: [0, Math.max(10, ...points.map((p) => p.step))] },
+    y: { label: '↑ loss (cross-entropy, nats per token)', grid: true, zero: true },
+    marks: [Plot.line(points, { x: 'step', y: 'loss', stroke: INK, strokeWidth: 1.5 }), Plot.ruleY([0])],
+  });
+}
+
+/** Held-out BLEU over training time. points: [{ seconds, bleu }]; target: the 0.8 line. */
+export function bleuPlot(points, width, target = 0.8) {
+  if (points.length < 2) return note('Held-out BLEU is measured about once a second while a run trains.');
+  return Plot.plot({
+    width, height: 220, marginLeft: 44, marginBottom: 36,
+    x: { label: 'training time (s) →', domain: [0, Math.max(10, ...points.map((p) => p.seconds))] },
+    y: { label: '↑ held-out BLEU (k = 2)', domain: [0, 1], grid: true },
+    marks: [
+      Plot.ruleY([target], { stroke: ORANGE, strokeDasharray: '4 3' }),
+      Plot.text([target], { y: (d) => d, frameAnchor: 'left', dx: 4, dy: -7, text: () => `BLEU ${target}`, fill: ORANGE, fontSize: 10, textAnchor: 'start' }),
+      Plot.line(points, { x: 'seconds', y: 'bleu', stroke: BLUE, strokeWidth: 2 }),
+      Plot.dot(points, { x: 'seconds', y: 'bleu', fill: BLUE, r: 2.5 }),
+    ],
+  });
+}
+
+const labelWidth = (tokens) => Math.min(120, 14 + 7 * Math.max(3, ...tokens.map((t) => t.length)));
+
+/**
+ * The attention of a translation: rows = output tokens (queries, top to bottom), columns =
+ * source tokens (keys). result: Trainer.translateText's entry.
+ */
+export function alignmentPlot(result, width) {
+  const { source, output, attention } = result;
+  if (!attention || output.length === 0) {
+    return note(attention ? 'The model produced no tokens.' : 'This model has no attention: nothing to show.');
+  }
+  const srcLabel = (j) => (result.unknown.has(j) ? `${source[j]} (${UNK})` : source[j]);
+  // The first column's label, rotated by 45°, reaches left of the plot by ~0.7 of its length.
+  const left = Math.max(labelWidth(output), Math.ceil(0.72 * labelWidth([srcLabel(0)])));
+  const bottom = labelWidth(source) + 16;
+  const cell = Math.max(14, Math.min(34, Math.floor((width - left - 12) / source.length)));
+  const plot = heatmap({
+    values: attention, rows: output.length, cols: source.length, cell,
+    rowLabel: (i) => output[i], colLabel: srcLabel,
+    x: { tickRotate: -45, label: 'source tokens (keys) →', labelAnchor: 'right', labelOffset: bottom - 4 },
+    y: { label: '↓ output tokens (queries)', labelAnchor: 'top' },
+    margins: { left, bottom, top: 22, right: 12 },
+    raster: false,
+  });
+  plot.setAttribute('aria-label', `attention of ${output.length} output tokens over ${source.length} source tokens`);
+  return plot;
+}
+
+/** The source tokens as chips; words the vocabulary lacks are marked, not dropped. */
+export function sourceChips(result) {
+  const box = document.createElement('div');
+  box.className = 'tokens';
+  box.setAttribute('aria-label', 'source tokens');
+  box.append(...result.source.map((token, j) => {
+    const chip = document.createElement('span');
+    chip.textContent = token;
+    if (result.unknown.has(j)) {
+      chip.className = 'unknown';
+      chip.title = `“${token}” is not in the training vocabulary: the model reads it as ${UNK}`;
+      const tag = document.createElement('small');
+      tag.textContent = UNK;
+      chip.append(tag);
+    } else if (token === EOS) {
+      chip.className = 'special';
+    }
+    return chip;
+  }));
+  return box;
+}
+
+/**
+ * Held-out BLEU by source length, with and without attention (Bahdanau et al.'s figure).
+ * results: [{ attention, steps, byLength: [{ from, count, bleu }] }].
+ */
+export function lengthPlot(results, width) {
+  const rows = results.flatMap((r) => r.byLength.map((b) => ({
+    ...b, model: r.attention ? 'with attention' : 'without attention',
+  })));
+  const style = { 'with attention': [BLUE, null, 'circle'], 'without attention': [ORANGE, '6 4', 'square'] };
+  const marks = Object.entries(style).flatMap(([model, [stroke, dash, symbol]]) => {
+    const points = rows.filter((r) => r.model === model);
+    return [
+      Plot.line(points, { x: 'from', y: 'bleu', stroke, strokeWidth: 2, strokeDasharray: dash }),
+      Plot.dot(points, { x: 'from', y: 'bleu', fill: stroke, symbol, r: 4, stroke: 'white' }),
+      Plot.text(points.slice(-1), { x: 'from', y: 'bleu', text: () => model, dx: 8, textAnchor: 'start', fill: stroke, fontSize: 11, fontWeight: 600 }),
+    ];
+  });
+  return Plot.plot({
+    width, height: 260, marginLeft: 44, marginRight: 120, marginBottom: 38,
+    x: { label: 'source sentence length (words, incl. punctuation) →', ticks: [...new Set(rows.map((r) => r.from))], tickFormat: 'd' },
+    y: { label: '↑ held-out BLEU', domain: [0, 1], grid: true },
+    marks: [
+      ...marks,
+      Plot.tip(rows, Plot.pointer({ x: 'from', y: 'bleu', title: (r) => `${r.model}\nlength ${r.from}: BLEU ${r.bleu.toFixed(3)} (${r.count} sentences)` })),
+    ],
+  });
+}

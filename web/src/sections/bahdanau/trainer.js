@@ -1,0 +1,135 @@
+// Training and evaluating one Seq2SeqAttention on a prepared task (tasks.js): seeded minibatch
+// steps (clipped Adam, d2l's loss), held-out BLEU (d2l's, k = 2) and BLEU by source length, and
+// greedy translations with their attention. No DOM and no worker API here: the page's worker
+// (train-worker.js) and scripts/train-page-model.js both drive it.
+
+import { decodeTokens, encodeSources } from './arrays.js';
+import { batches } from './batches.js';
+import { bleuByLength, sentenceBleus } from './bleu.js';
+import { BOS, EOS, PAD } from './text.js';
+
+/** The default model and training settings (the shipped model's). */
+// Chosen by measuring held-out BLEU against seconds of training (see scripts/train-page-model.js):
+// one GRU layer of 64 learns fra-eng faster per second than two (two layers of 32 or 64 were at
+// BLEU ~0.75 after 20 s of steps, one layer of 64 at ~0.95 after 10 s).
+export const MODEL = { embedSize: 32, numHiddens: 64, numLayers: 1, dropout: 0 };
+export const TRAINING = { batchSize: 32, lr: 0.01, clip: 1 };
+/** A training run's length, in passes over the training pairs (the shipped model's too). */
+export const EPOCHS = 20;
+export const BLEU_K = 2;
+
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+export class Trainer {
+  /** attn: a loaded package; data: prepareTask's result. */
+  constructor(attn, data, { seed = 0, attention = true, model = MODEL, training = TRAINING } = {}) {
+    this.data = data;
+    this.seed = seed;
+    this.attention = attention;
+    this.training = training;
+    this.model = new attn.Seq2SeqAttention({
+      srcVocabSize: data.srcVocab.length, tgtVocabSize: data.tgtVocab.length, ...model, seed, attention,
+    });
+    this.ids = { pad: data.tgtVocab.get(PAD), bos: data.tgtVocab.get(BOS), eos: data.tgtVocab.get(EOS) };
+    this.steps = 0;
+    this.epoch = 0;
+    this.rows = 0; // training rows seen in this epoch
+    this.batchIterator = null;
+    this.labels = data.heldOutPairs.map((p) => p.tgt);
+  }
+
+  dispose() {
+    this.model.dispose();
+  }
+
+  get epochSize() {
+    return this.data.train.srcValidLens.length;
+  }
+
+  /** Fractional epochs done. */
+  get progress() {
+    return this.epoch + this.rows / this.epochSize;
+  }
+
+  #nextBatch() {
+    this.batchIterator ??= batches(this.data.train, {
+      batchSize: this.training.batchSize, shuffle: true, seed: (this.seed + 1) * 100003 + this.epoch,
+    });
+    return this.batchIterator.next().value;
+  }
+
+  /** One clipped Adam step on the next batch: { loss, tokens (labels other than '<pad>') }. */
+  trainStep() {
+    const b = this.#nextBatch();
+    const { pad } = this.ids;
+    const loss = this.model.trainStep(b.src, b.srcValidLens, b.tgtInput, b.tgtOutput, {
+      pad, lr: this.training.lr, clip: this.training.clip,
+    });
+    let tokens = 0;
+    for (const id of b.tgtOutput.data) if (id !== pad) tokens += 1;
+    this.steps += 1;
+    this.rows += b.srcValidLens.length;
+    // The epoch counts as done with its last batch, so `epoch` never lags a finished epoch.
+    if (this.rows >= this.epochSize) {
+      this.epoch += 1;
+      this.rows = 0;
+      this.batchIterator = null;
+    }
+    return { loss, tokens };
+  }
+
+  /** Greedy translation of source arrays: { tokens: string[][], lengths, attention }. */
+  #translate(src, srcValidLens) {
+    const maxLen = this.data.numSteps + 2;
+    const out = this.model.translate(src, srcValidLens, { bos: this.ids.bos, eos: this.ids.eos, maxLen });
+    const [B] = out.tokens.shape;
+    const tokens = Array.from({ length: B }, (_, i) => decodeTokens(out.tokens.data.subarray(i * maxLen, (i + 1) * maxLen), this.data.tgtVocab));
+    return { tokens, lengths: out.lengths, attention: out.attention, maxLen };
+  }
+
+  /**
+   * Held-out BLEU: { bleu (mean sentence BLEU, k = 2), exact (share of exact translations),
+   * byLength: [{ from, to, count, bleu }] by source length in words }.
+   */
+  evaluate() {
+    const { src, srcValidLens } = this.data.heldOut;
+    const { tokens } = this.#translate(src, srcValidLens);
+    const preds = tokens.map((t) => t.join(' '));
+    const scores = sentenceBleus(preds, this.labels, BLEU_K);
+    const lengths = this.data.heldOutPairs.map((p) => p.src.split(' ').filter(Boolean).length);
+    return {
+      bleu: mean(scores),
+      exact: mean(preds.map((p, i) => (p === this.labels[i] ? 1 : 0))),
+      byLength: bleuByLength(lengths, scores),
+    };
+  }
+
+  /**
+   * Greedy translations of sentences as a visitor types them (`prepare` turns the text into the
+   * corpus's spelling): [{ source: tokens incl. '<eos>', unknown: Set of source positions read
+   * as '<unk>', output: tokens incl. '<eos>' when produced, attention: Float32Array
+   * [output.length × source.length] or null }].
+   */
+  translateText(texts, prepare) {
+    const prepared = texts.map(prepare);
+    const encoded = encodeSources(prepared, this.data.srcVocab, this.data.numSteps);
+    const { tokens, lengths, attention, maxLen } = this.#translate(encoded.src, encoded.srcValidLens);
+    const Ts = this.data.numSteps;
+    return texts.map((_, i) => {
+      const source = encoded.tokens[i].slice(0, Ts);
+      const cols = encoded.srcValidLens[i];
+      const rows = lengths[i];
+      const output = tokens[i].length < rows ? [...tokens[i], EOS] : tokens[i];
+      let weights = null;
+      if (attention) {
+        weights = new Float32Array(rows * cols);
+        for (let r = 0; r < rows; r++) {
+          const at = (i * maxLen + r) * Ts;
+          weights.set(attention.data.subarray(at, at + cols), r * cols);
+        }
+      }
+      const unknown = new Set(encoded.unknown.filter((u) => u.row === i).map((u) => u.position));
+      return { source: source.slice(0, cols), unknown, output: output.slice(0, rows), attention: weights };
+    });
+  }
+}
