@@ -17,8 +17,9 @@ import { BUILDERS, chooser } from './api-fuzz-cases.js';
 import { backends, memoryOf } from './backends.js';
 import { detach, validForm } from './hostile.js';
 import * as ref from './reference.js';
+import { fuzzSeed } from './fuzz-seed.js';
 
-const seed = Number(process.env.ATTN_FUZZ_SEED ?? 1 + Math.floor(Math.random() * 2 ** 31));
+const seed = fuzzSeed();
 const BUDGET_MS = 1000 * Number(process.env.ATTN_FUZZ_SECONDS ?? 8);
 const TOTAL_WEIGHT = BUILDERS.reduce((sum, [, weight]) => sum + weight, 0);
 

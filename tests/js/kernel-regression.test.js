@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 
 import { backends } from './backends.js';
 import * as ref from './reference.js';
+import { fuzzSeed } from './fuzz-seed.js';
 
 const { assertClose, assertRowsSumToOne, mulberry32, randomTensor, tensor } = ref;
 
@@ -81,7 +82,7 @@ for (const attn of backends) {
     });
 
     test('property: random shapes, kernels and bandwidths (1e-8 to 30) match the reference', (t) => {
-      const seed = Number(process.env.ATTN_FUZZ_SEED ?? 1 + Math.floor(Math.random() * 2 ** 31));
+      const seed = fuzzSeed();
       t.diagnostic(`seed ${seed} (rerun with ATTN_FUZZ_SEED=${seed})`);
       const rng = mulberry32(seed);
       const pick = (list) => list[Math.floor(rng() * list.length)];
@@ -99,8 +100,11 @@ for (const attn of backends) {
         const label = `seed ${seed}, case ${cases}: ${kernel}, σ = ${bandwidth}, n ${n}, m ${m}, dx ${dx}, dy ${dy}`;
         const got = attn.kernelRegression({ keys, values, queries, kernel, bandwidth, weights: true });
         const want = ref.kernelRegression({ keys, values, queries, kernel, bandwidth });
-        assertClose(got.weights, want.weights, { label: `${label}: weights` });
-        assertClose(got.output, want.output, { label: `${label}: output` });
+        // A compact kernel's weight 1 - u near the support's edge (u -> 1) cancels: float32's
+        // rounding of u then shows up 1/(1 - u) times larger once the row is normalised.
+        const tolerance = kernel === 'boxcar' || kernel === 'epanechnikov' ? ref.LOOSE : undefined;
+        assertClose(got.weights, want.weights, { ...tolerance, label: `${label}: weights` });
+        assertClose(got.output, want.output, { ...tolerance, label: `${label}: output` });
         if (kernel === 'gaussian') {
           assert.ok(got.output.data.every(Number.isFinite), `${label}: the Gaussian reaches every query`);
           assertRowsSumToOne(got.weights);
