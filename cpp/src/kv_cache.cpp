@@ -35,6 +35,13 @@ KVCache::KVCache(const KVCacheConfig& config) : config_(config) {
        {std::pair{"batch", config.batch}, {"heads", config.heads}, {"head_dim", config.head_dim}}) {
     if (value <= 0) detail::fail(name, "a size > 0", std::to_string(value));
   }
+  // The sequences are counted in Index, 32 bits on wasm32.
+  if (static_cast<double>(config.batch) * config.heads >
+      static_cast<double>(std::numeric_limits<Index>::max())) {
+    detail::fail("heads",
+                 "batch * heads at most " + std::to_string(std::numeric_limits<Index>::max()),
+                 std::to_string(config.batch) + " * " + std::to_string(config.heads));
+  }
   if (config.value_dim < 0) {
     detail::fail("value_dim", "a size >= 0", std::to_string(config.value_dim));
   }
@@ -57,7 +64,8 @@ double KVCache::storage_bytes(double capacity) const {
   const double key_floats = std::ceil(capacity / panel) * panel * config_.head_dim;
   const double value_floats =
       static_cast<double>(detail::round_up(config_.value_dim, detail::kPanel)) * capacity;
-  return static_cast<double>(sequences()) * (key_floats + value_floats) * sizeof(float);
+  return static_cast<double>(config_.batch) * static_cast<double>(config_.heads) *
+         (key_floats + value_floats) * sizeof(float);
 }
 
 // Moves to storage for `capacity` positions, keeping the first length_: all allocation happens

@@ -236,3 +236,8 @@ TEST_CASE("reserve_append grows as append would, without appending", "[kv_cache]
   CHECK_THROWS_AS(cache.reserve_append(Index{2147483647}), std::length_error);
   CHECK(cache.length() == 23);
 }
+
+TEST_CASE("batch * heads must fit an Index (32 bits on wasm32)", "[kv_cache]") {
+  CHECK_THROWS_WITH(KVCache({Index{1} << 40, Index{1} << 40, 1, 1, 0}),
+                    Catch::Matchers::Contains("heads: expected batch * heads at most"));
+}
