@@ -15,6 +15,54 @@ namespace {
 
 using namespace binding;
 
+// Holds one attn::KVCache; JS owns the handle and deletes it in dispose(). Keys and values stay
+// in the wasm heap between calls: only the new positions and the queries cross.
+class KVCacheHandle {
+ public:
+  Status init(int batch, int heads, int head_dim, int value_dim, int capacity) {
+    return guarded([&] {
+      cache_.emplace(attn::KVCacheConfig{batch, heads, head_dim, value_dim, capacity});
+    });
+  }
+
+  int length() const { return static_cast<int>(cache_->length()); }
+
+  // Grows for t more positions before JS copies them into the heap (see reserve_append).
+  Status reserve(int t) {
+    return guarded([&] { cache_->reserve_append(t); });
+  }
+
+  // k [batch, heads, t, head_dim], v [batch, heads, t, value_dim] at the given addresses.
+  Status append(uintptr_t k, uintptr_t v, int t) {
+    return guarded([&] {
+      const auto& c = cache_->config();
+      cache_->append(reinterpret_cast<const float*>(k), {c.batch, c.heads, t, c.head_dim},
+                     reinterpret_cast<const float*>(v), {c.batch, c.heads, t, c.value_dim});
+    });
+  }
+
+  // q [batch, heads, nq, head_dim] -> out [batch, heads, nq, value_dim].
+  Status attend(uintptr_t q, int nq, bool has_scale, float scale, uintptr_t out) const {
+    return guarded([&] {
+      const auto& c = cache_->config();
+      cache_->attend(reinterpret_cast<const float*>(q), {c.batch, c.heads, nq, c.head_dim},
+                     reinterpret_cast<float*>(out),
+                     has_scale ? std::optional<float>(scale) : std::nullopt);
+    });
+  }
+
+  Status truncate(int n) {
+    return guarded([&] { cache_->truncate(n); });
+  }
+
+  void clear() { cache_->clear(); }
+
+  attn::KVCache& cache() { return *cache_; }
+
+ private:
+  std::optional<attn::KVCache> cache_;
+};
+
 // Holds one attn::MultiHeadAttention; JS owns the handle and deletes it in dispose().
 class MultiHeadHandle {
  public:
@@ -71,6 +119,13 @@ class MultiHeadHandle {
       mha_->forward(query.in(), key.in(), value.in(), options, out.out(),
                     weights.data ? &weight_view : nullptr);
     });
+  }
+
+  // Incremental self-attention: appends the projected keys and values to `cache`.
+  Status forwardCached(TensorArg query, TensorArg key, TensorArg value, KVCacheHandle& cache,
+                       TensorArg out) const {
+    return guarded(
+        [&] { mha_->forward(query.in(), key.in(), value.in(), cache.cache(), out.out()); });
   }
 
  private:
@@ -178,6 +233,15 @@ class Seq2SeqHandle {
 
 EMSCRIPTEN_BINDINGS(models) {
   using namespace emscripten;
+  class_<KVCacheHandle>("KVCache")
+      .constructor<>()
+      .function("init", &KVCacheHandle::init)
+      .function("length", &KVCacheHandle::length)
+      .function("reserve", &KVCacheHandle::reserve)
+      .function("append", &KVCacheHandle::append)
+      .function("attend", &KVCacheHandle::attend)
+      .function("truncate", &KVCacheHandle::truncate)
+      .function("clear", &KVCacheHandle::clear);
   class_<MultiHeadHandle>("MultiHeadAttention")
       .constructor<>()
       .function("init", &MultiHeadHandle::init)
@@ -185,6 +249,7 @@ EMSCRIPTEN_BINDINGS(models) {
       .function("loadStateDict", &MultiHeadHandle::loadStateDict)
       .function("resetParameters", &MultiHeadHandle::resetParameters)
       .function("forward", &MultiHeadHandle::forward)
+      .function("forwardCached", &MultiHeadHandle::forwardCached)
       .function("backward", &MultiHeadHandle::backward)
       .function("stateDict", &MultiHeadHandle::stateDict);
 

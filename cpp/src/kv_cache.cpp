@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -16,11 +17,13 @@ namespace {
 
 constexpr Index kPositionsPerPanel = detail::kPanel;
 
-// Fails with std::length_error, naming `argument`, when `floats` floats pass the cache's limit.
-void require_storage(const char* argument, double floats, Index capacity) {
-  if (floats * sizeof(float) >= static_cast<double>(KVCache::kMaxBytes)) {
-    throw std::length_error(std::string(argument) + ": " + std::to_string(capacity) +
-                            " positions would take " + detail::number_string(floats * 4) +
+// Fails with std::length_error, naming `argument`, when `bytes` pass the cache's limit.
+void require_storage(const char* argument, double bytes, double capacity) {
+  if (bytes >= static_cast<double>(KVCache::kMaxBytes)) {
+    char positions[32];  // a whole number, possibly past what Index holds on wasm32
+    std::snprintf(positions, sizeof positions, "%.0f", capacity);
+    throw std::length_error(std::string(argument) + ": " + positions + " positions would take " +
+                            detail::number_string(bytes) +
                             " bytes, more than the 4 GiB a wasm32 heap holds");
   }
 }
@@ -31,6 +34,13 @@ KVCache::KVCache(const KVCacheConfig& config) : config_(config) {
   for (const auto& [name, value] :
        {std::pair{"batch", config.batch}, {"heads", config.heads}, {"head_dim", config.head_dim}}) {
     if (value <= 0) detail::fail(name, "a size > 0", std::to_string(value));
+  }
+  // The sequences are counted in Index, 32 bits on wasm32.
+  if (static_cast<double>(config.batch) * config.heads >
+      static_cast<double>(std::numeric_limits<Index>::max())) {
+    detail::fail("heads",
+                 "batch * heads at most " + std::to_string(std::numeric_limits<Index>::max()),
+                 std::to_string(config.batch) + " * " + std::to_string(config.heads));
   }
   if (config.value_dim < 0) {
     detail::fail("value_dim", "a size >= 0", std::to_string(config.value_dim));
@@ -48,13 +58,21 @@ Index KVCache::value_floats(Index capacity) const {
   return detail::round_up(config_.value_dim, detail::kPanel) * capacity;
 }
 
+// In double: on wasm32 Index is 32 bits, and a refused capacity's float count may not fit it.
+double KVCache::storage_bytes(double capacity) const {
+  const double panel = static_cast<double>(kPositionsPerPanel);
+  const double key_floats = std::ceil(capacity / panel) * panel * config_.head_dim;
+  const double value_floats =
+      static_cast<double>(detail::round_up(config_.value_dim, detail::kPanel)) * capacity;
+  return static_cast<double>(config_.batch) * static_cast<double>(config_.heads) *
+         (key_floats + value_floats) * sizeof(float);
+}
+
 // Moves to storage for `capacity` positions, keeping the first length_: all allocation happens
 // before anything changes, so a failure leaves the cache as it was.
 void KVCache::reserve(const char* argument, Index capacity) {
-  require_storage(argument,
-                  static_cast<double>(sequences()) *
-                      (static_cast<double>(key_floats(capacity)) + value_floats(capacity)),
-                  capacity);
+  require_storage(argument, storage_bytes(static_cast<double>(capacity)),
+                  static_cast<double>(capacity));
   const auto seq_keys = static_cast<size_t>(key_floats(capacity));
   const auto seq_values = static_cast<size_t>(value_floats(capacity));
   std::vector<float> keys(seq_keys * static_cast<size_t>(sequences()));
@@ -77,6 +95,17 @@ void KVCache::reserve(const char* argument, Index capacity) {
   capacity_ = capacity;
 }
 
+void KVCache::reserve_append(Index t) {
+  if (t < 0) detail::fail("t", "a count >= 0", std::to_string(t));
+  const double needed = static_cast<double>(length_) + static_cast<double>(t);
+  if (needed <= static_cast<double>(capacity_)) return;
+  require_storage("k", storage_bytes(needed), needed);
+  // Geometric growth, unless doubling alone would pass the limit while the need does not.
+  const double doubled = std::max(2.0 * static_cast<double>(capacity_), needed);
+  const bool doubling_fits = storage_bytes(doubled) < static_cast<double>(kMaxBytes);
+  reserve("k", static_cast<Index>(doubling_fits ? doubled : needed));
+}
+
 void KVCache::append(const float* k, const std::vector<Index>& k_shape, const float* v,
                      const std::vector<Index>& v_shape) {
   const Index batch = config_.batch, heads = config_.heads;
@@ -84,16 +113,7 @@ void KVCache::append(const float* k, const std::vector<Index>& k_shape, const fl
   detail::require_shape("k", {batch, heads, -1, d}, k_shape);
   const Index t = k_shape[2];
   detail::require_shape("v", {batch, heads, t, dv}, v_shape);
-  const Index needed = length_ + t;
-  if (needed > capacity_) {
-    // Geometric growth, unless doubling alone would pass the limit while the need does not.
-    const Index doubled = std::max<Index>(2 * capacity_, needed);
-    const double floats_doubled =
-        static_cast<double>(sequences()) *
-        (static_cast<double>(key_floats(doubled)) + value_floats(doubled));
-    const bool doubling_fits = floats_doubled * sizeof(float) < static_cast<double>(kMaxBytes);
-    reserve("k", doubling_fits ? doubled : needed);
-  }
+  reserve_append(t);
   for (Index s = 0; s < sequences(); ++s) {
     float* keys = keys_.data() + s * key_floats(capacity_);
     float* values = values_.data() + s * value_floats(capacity_);
@@ -112,7 +132,7 @@ void KVCache::append(const float* k, const std::vector<Index>& k_shape, const fl
       }
     }
   }
-  length_ = needed;
+  length_ += t;
 }
 
 void KVCache::attend(const float* q, const std::vector<Index>& q_shape, float* out,

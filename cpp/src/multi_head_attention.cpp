@@ -270,6 +270,57 @@ AttentionResult MultiHeadAttention::forward(const Tensor3& query, const Tensor3&
   return result;
 }
 
+KVCache MultiHeadAttention::create_cache(Index batch, Index capacity) const {
+  return KVCache({batch, config_.num_heads, head_dim(), head_dim(), capacity});
+}
+
+void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch value, KVCache& cache,
+                                 MutableBatch output) const {
+  const Index e = config_.embed_dim, heads = config_.num_heads, hd = head_dim();
+  const KVCacheConfig& c = cache.config();
+  if (c.heads != heads || c.head_dim != hd || c.value_dim != hd) {
+    detail::fail("cache",
+                 "a cache of " + std::to_string(heads) + " heads, head_dim = value_dim = " +
+                     std::to_string(hd) + " (from create_cache)",
+                 "heads " + std::to_string(c.heads) + ", head_dim " + std::to_string(c.head_dim) +
+                     ", value_dim " + std::to_string(c.value_dim));
+  }
+  const Index batch = c.batch, t = query.rows;
+  detail::require_shape("query", {batch, -1, e}, detail::shape_of(query));
+  detail::require_shape("key", {batch, t, config_.kdim}, detail::shape_of(key));
+  detail::require_shape("value", {batch, t, config_.vdim}, detail::shape_of(value));
+  detail::require_shape("output", {batch, t, e}, detail::shape_of(output));
+
+  // [B * heads, t, head_dim] is the cache's [batch, heads, t, head_dim], row-major.
+  const std::vector<Index> head_shape{batch, heads, t, hd};
+  const Matrix q = split_heads(project(query, w_q_, b_q_), batch, t, heads);
+  const Matrix k = split_heads(project(key, w_k_, b_k_), batch, t, heads);
+  const Matrix v = split_heads(project(value, w_v_, b_v_), batch, t, heads);
+  const Index length = cache.length();
+  cache.append(k.data(), head_shape, v.data(), head_shape);
+  try {
+    // The cache's causal rule is exactly the causal mask of the whole sequence, restricted to
+    // the rows of the new positions.
+    Matrix head_outputs(batch * heads * t, hd);
+    cache.attend(q.data(), head_shape, head_outputs.data(),
+                 1.0f / std::sqrt(static_cast<float>(hd)));
+    MatrixMap out(output.data, batch * t, e);
+    out = detail::matmul_transposed_packed(merge_heads(head_outputs, batch, t, heads),
+                                           w_out_.panels, e);
+    out.rowwise() += b_out_.transpose();
+  } catch (...) {
+    cache.truncate(length);  // an allocation failed after the append: undo it
+    throw;
+  }
+}
+
+Tensor3 MultiHeadAttention::forward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
+                                    KVCache& cache) const {
+  Tensor3 output(query.batch, query.rows, config_.embed_dim);
+  forward(query.view(), key.view(), value.view(), cache, output.view());
+  return output;
+}
+
 // The forward's chain run backwards: out_proj, the heads' attention (flash-style, which also
 // gives back the heads' outputs that out_proj's weight gradient needs), then the three input
 // projections, each an nn.Linear backward.

@@ -213,3 +213,31 @@ TEST_CASE("A KV cache that would pass 4 GiB throws length_error and stays usable
   CHECK(wide.length() == 0);
   CHECK(wide.capacity() == 0);
 }
+
+TEST_CASE("reserve_append grows as append would, without appending", "[kv_cache]") {
+  const Shape shape{1, 2, 8, 8};
+  KVCache cache({shape.batch, shape.heads, shape.d, shape.dv, 4});
+  History history(shape);
+  history.append(cache, 3, 600);
+  cache.reserve_append(1);  // fits: nothing moves
+  CHECK(cache.capacity() == 4);
+  cache.reserve_append(2);  // doubles
+  CHECK(cache.capacity() == 8);
+  cache.reserve_append(20);  // more than doubling: exactly what is needed
+  CHECK(cache.capacity() == 23);
+  REQUIRE(cache.length() == 3);
+  check_attend(cache, history, 3, 601);
+  history.append(cache, 20, 602);
+  CHECK(cache.capacity() == 23);
+  check_attend(cache, history, 2, 603);
+  CHECK_THROWS_WITH(cache.reserve_append(-1),
+                    Catch::Matchers::Contains("t: expected a count >= 0, got -1"));
+  // Past what a 32-bit Index holds: refused by size, not wrapped around.
+  CHECK_THROWS_AS(cache.reserve_append(Index{2147483647}), std::length_error);
+  CHECK(cache.length() == 23);
+}
+
+TEST_CASE("batch * heads must fit an Index (32 bits on wasm32)", "[kv_cache]") {
+  CHECK_THROWS_WITH(KVCache({Index{1} << 40, Index{1} << 40, 1, 1, 0}),
+                    Catch::Matchers::Contains("heads: expected batch * heads at most"));
+}

@@ -60,6 +60,27 @@ readSafetensors('mha.safetensors');
 readSafetensors(new Uint8Array(0)).in_proj_weight.dtype;
 // @ts-expect-error: the config is read-only
 mha.config.embedDim = 8;
+
+// @ts-expect-error: a KV cache needs headDim
+new attn.KVCache({ batch: 1, heads: 2 });
+// @ts-expect-error: PyTorch-style spelling is not the JS one (headDim)
+new attn.KVCache({ batch: 1, heads: 2, head_dim: 4 });
+const cache = mha.createCache({ batch: 1, capacity: 16 });
+// Incremental self-attention returns the output only...
+mha.forward(q, q, q, { cache }).output.shape;
+// @ts-expect-error: ...never weights
+mha.forward(q, q, q, { cache }).weights.shape;
+// @ts-expect-error: a cache cannot be combined with weights
+mha.forward(q, q, q, { cache, needWeights: true });
+// @ts-expect-error: createCache needs the batch
+mha.createCache({ capacity: 16 });
+// @ts-expect-error: length is read-only
+cache.length = 0;
+// @ts-expect-error: attend takes a scale option, not a bare number
+cache.attend(t([1, 2, 1, 2]), 0.5);
+cache.append(t([1, 2, 3, 2]), t([1, 2, 3, 2])).truncate(1).clear();
+cache.attend(t([1, 2, 1, 2]), { scale: 0.5 }).output.shape;
+cache.dispose();
 mha.dispose();
 
 const tokens = (B: number, T: number): Tensor<Int32Array> => ({ data: new Int32Array(B * T), shape: [B, T] });

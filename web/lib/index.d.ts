@@ -153,6 +153,53 @@ export interface MultiHeadForwardOptions extends MaskOptions {
   fill?: number;
 }
 
+export interface KVCacheConfig {
+  batch: number;
+  heads: number;
+  /** Width of the keys (and of the queries attend() takes). */
+  headDim: number;
+  /** Width of the values; default headDim. */
+  valueDim?: number;
+  /** Positions reserved up front; default 0. append() grows past it geometrically. */
+  capacity?: number;
+}
+
+/**
+ * Keys and values of the positions seen so far, resident in the wasm heap for incremental
+ * (autoregressive) decoding: append() copies in only the new positions, attend() only the
+ * queries. Wrong shapes throw a RangeError naming the argument; so does a cache whose storage
+ * would pass the 4 GiB heap, and the cache is then left as it was.
+ */
+export interface KVCache {
+  readonly config: Readonly<Required<Omit<KVCacheConfig, 'capacity'>>>;
+  /** Positions held. */
+  readonly length: number;
+  /** k [batch, heads, t, headDim], v [batch, heads, t, valueDim]: t new positions. */
+  append(k: Tensor, v: Tensor): this;
+  /**
+   * q [batch, heads, nq, headDim] -> output [batch, heads, nq, valueDim]. Query i of nq sees
+   * the first length - nq + i + 1 positions: causal against the newest nq (nq <= length).
+   * scale defaults to 1 / sqrt(headDim).
+   */
+  attend(q: Tensor, options?: { scale?: number }): AttentionResult;
+  /** Keeps the first n positions (0 <= n <= length). */
+  truncate(n: number): this;
+  /** Drops every position (keeps the storage). */
+  clear(): this;
+  /** Frees the wasm memory; later use throws a TypeError "KVCache: used after dispose()". */
+  dispose(): void;
+}
+
+/** mha.forward's options with a cache: incremental self-attention, causal, no weights. */
+export interface MultiHeadCachedOptions {
+  /** From createCache (or a KVCache of numHeads heads of width embedDim / numHeads). */
+  cache: KVCache;
+  /** Implied by the cache. */
+  causal?: true;
+  /** A cached forward returns no weights. */
+  needWeights?: false;
+}
+
 export interface MultiHeadAttention {
   readonly config: Readonly<Required<MultiHeadConfig>>;
   /** The state-dict entries this configuration expects, with shapes. */
@@ -173,6 +220,14 @@ export interface MultiHeadAttention {
    * query [B, L, E], key [B, S, kdim] (default query), value [B, S, vdim] (default key).
    * Self-attention: forward(x). Cross-attention: forward(x, memory).
    */
+  /**
+   * Incremental self-attention: query [B, t, E], key [B, t, kdim], value [B, t, vdim] hold the t
+   * new positions (forward(x, x, x, { cache })). Their projected keys and values are appended
+   * to the cache, and new position i attends to every cached position before it and the new
+   * ones up to i: decoding a sequence in chunks gives forward() of it with causal: true.
+   * B must be the cache's batch. After an error the cache is as it was.
+   */
+  forward(query: Tensor, key: Tensor, value: Tensor, options: MultiHeadCachedOptions): AttentionResult;
   forward(query: Tensor, key?: Tensor, value?: Tensor,
           options?: MultiHeadForwardOptions & { needWeights?: true }): AttentionResultWithWeights;
   forward(query: Tensor, key?: Tensor, value?: Tensor, options?: MultiHeadForwardOptions): AttentionResult;
@@ -190,6 +245,11 @@ export interface MultiHeadAttention {
   ): MultiHeadGradients;
   /** The parameters under their state-dict names, as fresh tensors (loadStateDict takes them back). */
   stateDict(): Record<string, Tensor>;
+  /**
+   * An empty KVCache for forward(x, x, x, { cache }): batch rows, numHeads heads of width
+   * embedDim / numHeads, room for `capacity` positions before it grows (default 0).
+   */
+  createCache(options: { batch: number; capacity?: number }): KVCache;
   /**
    * Frees the wasm memory; the instance cannot be used afterwards (a TypeError
    * "MultiHeadAttention: used after dispose()", also when dispose() runs during a call, e.g. from
@@ -346,6 +406,7 @@ export interface Attention {
   ): AdditiveAttentionGradients;
   MultiHeadAttention: new (config: MultiHeadConfig) => MultiHeadAttention;
   Seq2SeqAttention: new (config: Seq2SeqConfig) => Seq2SeqAttention;
+  KVCache: new (config: KVCacheConfig) => KVCache;
   readSafetensors: typeof readSafetensors;
   writeSafetensors: typeof writeSafetensors;
   /** Sinusoidal encoding [n, d]: P[i, 2j] = sin(i / 10000^(2j/d)), P[i, 2j+1] = cos(same). */

@@ -1,6 +1,7 @@
 // attention-wasm: attention mechanisms in WebAssembly. See index.d.ts for the documented API.
 
 import { createFunctions } from './functions.js';
+import { createKVCacheClass } from './kv-cache.js';
 import { createMultiHeadAttentionClass } from './multi-head-attention.js';
 import { readSafetensors } from './safetensors.js';
 import { writeSafetensors } from './safetensors-write.js';
@@ -82,10 +83,12 @@ export async function loadAttention(options = {}) {
     readBytes(wasmUrl === undefined ? variant.url() : toUrl(wasmUrl)),
   ]);
   const module = await createModule({ wasmBinary });
+  const kvCache = createKVCacheClass(module);
   return Object.freeze({
     backend: variant.backend,
     ...createFunctions(module),
-    MultiHeadAttention: createMultiHeadAttentionClass(module),
+    KVCache: kvCache.KVCache,
+    MultiHeadAttention: createMultiHeadAttentionClass(module, kvCache),
     Seq2SeqAttention: createSeq2SeqClass(module),
     readSafetensors,
     writeSafetensors,

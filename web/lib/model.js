@@ -1,41 +1,29 @@
 // What every model class of the API shares (MultiHeadAttention, Seq2SeqAttention): one C++
-// object behind a handle that dispose() frees (a FinalizationRegistry frees forgotten ones
-// eventually), its state-dict entries by PyTorch name, and the state dict crossing the
-// boundary as one flat buffer laid out in that order (see cpp/bindings/binding.hpp).
-// A method reads all its arguments before it takes the handle (`this[HANDLE]()`), so a getter
-// that calls dispose() is caught as use after dispose, before anything reaches the heap.
+// object behind a handle (handle.js: dispose, use after dispose), its state-dict entries by
+// PyTorch name, and the state dict crossing the boundary as one flat buffer laid out in that
+// order (see cpp/bindings/binding.hpp).
 
 import { describe, readTensor, shapeString } from './arguments.js';
+import { HANDLE, Owned } from './handle.js';
 import { check, output, withHeap } from './heap.js';
 
-/** The key of the method that returns a live model's handle (internal to web/lib). */
-export const HANDLE = Symbol('handle');
+export { HANDLE };
 
 const count = (shape) => shape.reduce((a, b) => a * b, 1);
-const finalizer = new FinalizationRegistry((handle) => handle.delete());
 
 export function createModelBase(module) {
-  return class Model {
-    #handle;
+  return class Model extends Owned {
     #specs;
-    #name;
 
     // handle: an initialised C++ handle with parameterSpecs(), stateDict(ptr), loadStateDict(ptr).
     constructor(handle, name) {
-      this.#handle = handle;
-      this.#name = name;
+      super(handle, name);
       this.#specs = JSON.parse(handle.parameterSpecs());
-      finalizer.register(this, handle, this);
     }
 
     /** The state-dict entries this configuration has: [{ name, shape }]. */
     get parameters() {
       return this.#specs.map(({ name, shape }) => ({ name, shape: [...shape] }));
-    }
-
-    [HANDLE]() {
-      if (!this.#handle) throw new TypeError(`${this.#name}: used after dispose()`);
-      return this.#handle;
     }
 
     /** The buffer of a whole state dict (or of its gradients), for withHeap. */
@@ -95,13 +83,6 @@ export function createModelBase(module) {
         check(handle.stateDict(pointer));
         return this.splitParameters(scope.take(pointer, flat).data);
       });
-    }
-
-    dispose() {
-      if (!this.#handle) return;
-      finalizer.unregister(this);
-      this.#handle.delete();
-      this.#handle = undefined;
     }
   };
 }

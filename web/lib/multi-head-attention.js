@@ -1,8 +1,9 @@
 // MultiHeadAttention: torch.nn.MultiheadAttention(batch_first=True) in wasm: forward, backward,
-// and (from model.js) the state dict and dispose().
+// incremental self-attention through a KV cache (createCache, forward with { cache }), and
+// (from model.js) the state dict and dispose().
 
 import {
-  readBatch, readBoolean, readOptions, readPositiveInteger, readSize, readTensor,
+  describe, readBatch, readBoolean, readOptions, readPositiveInteger, readSize, readTensor,
 } from './arguments.js';
 import { check, output, withHeap } from './heap.js';
 import { MASK_OPTIONS, PYTORCH_FILL, maskArg, readMask } from './mask.js';
@@ -11,8 +12,12 @@ import { tensorArg } from './tensor.js';
 
 const BACKWARD_OPTIONS = [...MASK_OPTIONS.filter((name) => name !== 'mask'), 'attnMask'];
 const FORWARD_OPTIONS = [...BACKWARD_OPTIONS, 'needWeights', 'averageAttnWeights'];
+// With a cache, the only other options allowed are the ones that say what it does anyway.
+const CACHE_IMPLIES = { causal: true, needWeights: false };
 
-export function createMultiHeadAttentionClass(module) {
+// KVCache and readCache: createKVCacheClass(module) (kv-cache.js), for createCache and the
+// cache option of forward.
+export function createMultiHeadAttentionClass(module, { KVCache, readCache }) {
   // The four projection matrices: E x E (query, output), E x kdim, E x vdim, as one output()
   // so the heap limit is checked before the core allocates them.
   const checkWeightsFit = (e, kdim, vdim) => withHeap(module, [output('embedDim', [e, 2 * e + kdim + vdim])], () => {});
@@ -46,21 +51,36 @@ export function createMultiHeadAttentionClass(module) {
       return this;
     }
 
-    // What forward and backward both read: the three inputs (one record for a tensor passed
-    // twice) and the options with the mask.
-    #readCall(query, key, value, options, optionNames) {
-      const o = readOptions('options', options, optionNames);
-      const { numHeads } = this.config;
-      // The widths and the batch and rows shared by query, key and value are the core's to check.
+    /**
+     * An empty KVCache for incremental self-attention through this layer: numHeads heads of
+     * width embedDim / numHeads, room for `capacity` positions before it grows (default 0).
+     */
+    createCache(options) {
+      this[HANDLE]();
+      const o = readOptions('options', options, ['batch', 'capacity'], { required: true });
+      const { embedDim, numHeads } = this.config;
+      return new KVCache({ batch: o.batch, heads: numHeads, headDim: embedDim / numHeads, capacity: o.capacity });
+    }
+
+    // The three inputs, one record for a tensor passed twice. The widths and the batch and rows
+    // shared by query, key and value are the core's to check.
+    static #readInputs(query, key, value) {
       const q = readBatch('query', query);
       const k = key === query ? q : readBatch('key', key);
       const v = value === key ? k : value === query ? q : readBatch('value', value);
+      return { q, k, v, inputs: [...new Set([q, k, v])] };
+    }
+
+    // What forward and backward both read: the three inputs and the options (read) with the mask.
+    #readCall(query, key, value, o) {
+      const { numHeads } = this.config;
+      const { q, k, v, inputs } = MultiHeadAttention.#readInputs(query, key, value);
       const [batch, nq] = q.shape;
       const nk = k.shape[1];
       const mask = readMask({ ...o, mask: o.attnMask }, {
         batch, nq, nk, heads: numHeads, names: { mask: 'attnMask' }, defaultFill: PYTORCH_FILL,
       });
-      return { o, q, k, v, batch, nq, nk, mask, inputs: [...new Set([q, k, v])] };
+      return { o, q, k, v, batch, nq, nk, mask, inputs };
     }
 
     // The three inputs as TensorArgs, each distinct record copied into the heap once.
@@ -71,7 +91,9 @@ export function createMultiHeadAttentionClass(module) {
 
     forward(query, key = query, value = key, options = {}) {
       this[HANDLE]();
-      const call = this.#readCall(query, key, value, options, FORWARD_OPTIONS);
+      const o = readOptions('options', options, [...FORWARD_OPTIONS, 'cache']);
+      if (o.cache !== undefined) return this.#forwardCached(query, key, value, o);
+      const call = this.#readCall(query, key, value, o);
       const { embedDim, numHeads } = this.config;
       const { batch, nq, nk } = call;
       const needWeights = readBoolean('needWeights', call.o.needWeights, true);
@@ -92,12 +114,35 @@ export function createMultiHeadAttentionClass(module) {
       });
     }
 
+    // Incremental self-attention: query, key and value hold the t new positions ([B, t, E],
+    // [B, t, kdim], [B, t, vdim]); their projected keys and values are appended to the cache
+    // in the core, so only the new positions cross the boundary.
+    #forwardCached(query, key, value, o) {
+      const cache = readCache('cache', o.cache);
+      for (const name of FORWARD_OPTIONS) {
+        if (o[name] !== undefined && o[name] !== CACHE_IMPLIES[name]) {
+          throw new RangeError(`${name}: not supported with a cache (decoding through it is causal and returns no weights), got ${describe(o[name])}`);
+        }
+      }
+      const call = MultiHeadAttention.#readInputs(query, key, value);
+      const [batch, t] = call.q.shape;
+      const out = output('output', [batch, t, this.config.embedDim]);
+      const cacheHandle = cache[HANDLE]();
+      const handle = this[HANDLE]();
+      return withHeap(module, [...call.inputs, out], (scope) => {
+        const outPointer = scope.alloc(out);
+        const [qa, ka, va] = MultiHeadAttention.#inputArgs(scope, call);
+        check(handle.forwardCached(qa, ka, va, cacheHandle, tensorArg(outPointer, out.shape)));
+        return { output: scope.take(outPointer, out) };
+      });
+    }
+
     // Gradients of sum(output * gradOutput) for forward(query, key, value, options): dQuery,
     // dKey, dValue shaped like the inputs, and dParameters under the state-dict names. For
     // self-attention (one tensor passed three times) its gradient is dQuery + dKey + dValue.
     backward(query, key, value, gradOutput, options = {}) {
       this[HANDLE]();
-      const call = this.#readCall(query, key, value, options, BACKWARD_OPTIONS);
+      const call = this.#readCall(query, key, value, readOptions('options', options, BACKWARD_OPTIONS));
       const { embedDim } = this.config;
       const grad = readTensor('gradOutput', gradOutput, { expected: [call.batch, call.nq, embedDim] });
       const outputs = [['dQuery', call.q], ['dKey', call.k], ['dValue', call.v]].map(([name, like]) => output(name, like.shape));

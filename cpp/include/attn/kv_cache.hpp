@@ -40,6 +40,13 @@ class KVCache {
   void append(const float* k, const std::vector<Index>& k_shape, const float* v,
               const std::vector<Index>& v_shape);
 
+  // Grows the storage as append() of t positions would, without appending: a caller that
+  // stages the new keys and values in memory of its own (the wasm binding copies them into the
+  // heap) grows first, so that a cache too large fails before anything is staged. Throws
+  // std::invalid_argument naming t if t < 0, std::length_error naming k as append() does; the
+  // cache is unchanged then.
+  void reserve_append(Index t);
+
   // q [batch, heads, nq, head_dim] -> out [batch, heads, nq, value_dim]: query i of nq attends to
   // the first length() - nq + i + 1 positions, causal against the newest nq positions (the
   // queries of the positions just appended). scale defaults to 1 / sqrt(head_dim). Throws
@@ -56,6 +63,8 @@ class KVCache {
   // Floats of one sequence's packed keys / values at capacity `capacity`.
   Index key_floats(Index capacity) const;
   Index value_floats(Index capacity) const;
+  // Bytes of the packed keys and values of every sequence at `capacity` positions.
+  double storage_bytes(double capacity) const;
   // Storage for `capacity` positions; a std::length_error names `argument`.
   void reserve(const char* argument, Index capacity);
 

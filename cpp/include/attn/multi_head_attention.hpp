@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "attn/attention.hpp"
+#include "attn/kv_cache.hpp"
 #include "attn/mask.hpp"
 #include "attn/tensor.hpp"
 
@@ -103,6 +104,24 @@ class MultiHeadAttention {
   AttentionResult forward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
                           const MultiHeadForwardOptions& options = {},
                           bool need_weights = false) const;
+
+  // An empty cache for incremental self-attention through this layer: batch rows of num_heads
+  // heads, keys and values head_dim() wide, room for `capacity` positions before it grows.
+  // Throws as KVCache's constructor does.
+  KVCache create_cache(Index batch, Index capacity = 0) const;
+
+  // Incremental (autoregressive) self-attention: the t new positions' query [B, t, E], key
+  // [B, t, kdim] and value [B, t, vdim] (self-attention passes x three times) -> output
+  // [B, t, E]. Projects the keys and values, appends them to `cache`, and attends causally: new
+  // position i sees every position cached before and the new ones up to i, so feeding a
+  // sequence in chunks gives forward() of the whole sequence with mask.causal. Throws
+  // std::invalid_argument naming cache when it was not made by create_cache of this
+  // configuration, and as forward() does for shapes (B must be the cache's batch); the cache is
+  // unchanged after any error.
+  void forward(ConstBatch query, ConstBatch key, ConstBatch value, KVCache& cache,
+               MutableBatch output) const;
+  Tensor3 forward(const Tensor3& query, const Tensor3& key, const Tensor3& value,
+                  KVCache& cache) const;
 
   // The backward of forward(): grad_output [B, L, E]; options as the forward's (its masks).
   // Throws std::invalid_argument as forward() does, and when grad_output is not [B, L, E].
