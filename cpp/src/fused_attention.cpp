@@ -113,11 +113,6 @@ class FusedForward {
     }
   }
 
-  void copy_stats(const RowStats& stats) const {
-    std::copy(row_max_.begin(), row_max_.end() - 1, stats.max);
-    std::copy(row_sum_.begin(), row_sum_.end() - 1, stats.sum);
-  }
-
  private:
   // Query rows i0 and r1 (nq_: the spare twin of an odd last row, computed and thrown away)
   // against key block j0: scores, mask, online-softmax step, pooling.
@@ -234,30 +229,22 @@ class FusedForward {
 
 void f32_attention_fused_packed(const float* q, const PackedKeysValues& kv, Index nq, Index nk,
                                 Index d, Index dv, const MaskContext& mask, float* out,
-                                float* weights, const RowStats* stats, HiddenBlocks hidden_blocks) {
+                                float* weights, HiddenBlocks hidden_blocks) {
   std::fill(out, out + nq * dv, 0.0f);
-  if (nk == 0) {  // no keys: the empty sum, as the unfused path gives
-    if (stats) {
-      std::fill(stats->max, stats->max + nq, kNegInf);
-      std::fill(stats->sum, stats->sum + nq, 0.0f);
-    }
-    return;
-  }
-  FusedForward forward(q, kv, nq, nk, d, dv, mask, hidden_blocks);
-  forward.run(out, weights);
-  if (stats) forward.copy_stats(*stats);
+  if (nk == 0) return;  // no keys: the empty sum, as the unfused path gives
+  FusedForward(q, kv, nq, nk, d, dv, mask, hidden_blocks).run(out, weights);
 }
 
 void f32_attention_fused(const float* q, const float* k, const float* v, Index nq, Index nk,
                          Index d, Index dv, float scale, const MaskContext& mask, float* out,
-                         float* weights, const RowStats* stats, HiddenBlocks hidden_blocks) {
+                         float* weights, HiddenBlocks hidden_blocks) {
   // Packing touches every key anyway: the scale rides along, so the scores come out scaled.
   const std::unique_ptr<float[]> keys(new float[static_cast<size_t>(round_up(nk, kTile) * d)]);
   f32_pack_panels(k, d, d, nk, /*transposed=*/true, keys.get(), scale);
   const std::unique_ptr<float[]> values(new float[static_cast<size_t>(round_up(dv, kTile) * nk)]);
   f32_pack_panels(v, dv, nk, dv, /*transposed=*/false, values.get());
   f32_attention_fused_packed(q, {keys.get(), values.get(), nk}, nq, nk, d, dv, mask, out, weights,
-                             stats, hidden_blocks);
+                             hidden_blocks);
 }
 
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
@@ -268,7 +255,7 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
     const MaskContext context{mask, s, batch, batch_heads};
     f32_attention_fused(q[s].data(), k[s].data(), v[s].data(), q.rows, k.rows, q.cols, v.cols,
                         scale, context, output[s].data(), weights ? (*weights)[s].data() : nullptr,
-                        nullptr, hidden_blocks);
+                        hidden_blocks);
   }
 }
 

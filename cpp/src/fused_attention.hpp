@@ -11,28 +11,18 @@
 
 namespace attn::detail {
 
-// A row's softmax statistics after the forward pass: its max score and the sum of
-// exp(score - max), so that the backward recreates each weight as exp(s - max) / sum exactly as
-// the forward computed it (one log-sum-exp would lose the fill of a fully masked row to float
-// rounding near -1e6).
-struct RowStats {
-  float* max;
-  float* sum;
-};
-
 // Whether the kernels leave out key blocks whose weights are exactly 0 (RowMask::skips): the
 // results are the same bit for bit either way; Compute exists so that tests can show it.
 enum class HiddenBlocks { Skip, Compute };
 
 // One score matrix: q [nq, d], k [nk, d], v [nk, dv] (row-major) -> out [nq, dv], and, when
-// weights is non-null, the softmax weights [nq, nk]; when stats is non-null, each row's
-// statistics (nq entries each). The mask must already be validated. Key blocks are the same
-// with and without weights (so is the output); the weights are each block's exp(s - running
-// max) kept as the pass goes and normalised in one sweep per row once its max and sum are final.
+// weights is non-null, the softmax weights [nq, nk]. The mask must already be validated. Key blocks
+// are the same with and without weights (so is the output); the weights are each block's exp(s -
+// running max) kept as the pass goes and normalised in one sweep per row once its max and sum are
+// final.
 void f32_attention_fused(const float* q, const float* k, const float* v, Index nq, Index nk,
                          Index d, Index dv, float scale, const MaskContext& mask, float* out,
-                         float* weights, const RowStats* stats,
-                         HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
+                         float* weights, HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
 
 // K and V as the fused kernel reads them: keys as panels of 16 keys, each [d][16] and
 // zero-padded past nk (f32_pack_panels of K, transposed), key j0's panel at keys + j0 * d; values
@@ -47,8 +37,7 @@ struct PackedKeysValues {
 // f32_attention_fused on operands packed beforehand (the KV cache keeps them packed).
 void f32_attention_fused_packed(const float* q, const PackedKeysValues& kv, Index nq, Index nk,
                                 Index d, Index dv, const MaskContext& mask, float* out,
-                                float* weights, const RowStats* stats,
-                                HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
+                                float* weights, HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
 
 // The batched form: every matrix s of q/k/v [batch * batch_heads, n, d] in turn.
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,

@@ -169,7 +169,7 @@ void KVCache::attend(const float* q, const std::vector<Index>& q_shape, float* o
     const detail::PackedKeysValues kv{keys_.data() + m * key_floats(capacity_),
                                       values_.data() + m * value_floats(capacity_), capacity_};
     detail::f32_attention_fused_packed(scaled.data(), kv, nq, length_, d, dv, context,
-                                       out + m * nq * dv, nullptr, nullptr);
+                                       out + m * nq * dv, nullptr);
   }
 }
 
