@@ -8,7 +8,10 @@
 //      wasm memory our module reached (peak WebAssembly.Memory size) at n = 8192 and 32768;
 //   4. gradients (backward.js): our backward beside our forward and tfjs-wasm's tf.grads on
 //      [1, n, 64], and n = 16384 on a fresh instance with its wasm memory;
-//   5. one summary line per performance goal.
+//   5. masked.js, weights.js, decode.js, peak.js: causal and validLens = n/4 against our unmasked
+//      time and the peers, weights: true against without, KV-cache decode against one copy of K
+//      and V and against tfjs-wasm, SDPA against the 2x16 GEMM micro-kernel measured in-process;
+//   6. one summary line per performance goal.
 // Every runner's output is checked (float64 reference, or our output) before it is timed; a
 // disagreement (max abs diff > 1e-3) throws. Writes JSON and an SVG chart to build/bench/.
 // --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences.
@@ -33,10 +36,14 @@ import { loadAttention } from '../../dist/index.js';
 import { plainJsAttention } from '../../web/src/bench/plain-js.js';
 import { uniforms as random } from '../../web/src/ui/random.js';
 import { multiHeadAttention } from '../../tests/js/reference.js';
-import { attentionTask, checked, checkRows, expectClose, loadMhaPeers, loadPeers, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
+import { attentionTask, checked, checkRows, expectClose, loadMhaPeers, loadPeers, loadTfjsWasm, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
 import { nativeResults } from './native.js';
 import { renderChart } from './chart.js';
 import { runBackwardSection } from './backward.js';
+import { runMaskedSection } from './masked.js';
+import { runWeightsSection } from './weights.js';
+import { runDecodeSection } from './decode.js';
+import { runPeakSection } from './peak.js';
 import { attentionFlops, mhaFlops, measureInTurns } from './timing.js';
 
 const started = performance.now();
@@ -273,7 +280,31 @@ const backward = await runBackwardSection({ simd, scalar, loadFresh: loadOurs, r
     'and time ÷ our SIMD backward\'s, single thread', ['runner', ...ns.flatMap((n) => [`n=${n} GFLOP/s`, 'ms', '÷ ours'])], rows);
 }
 
-// ---- 5. goals --------------------------------------------------------------------------------------
+// ---- 5. masked, weights, decode, peak ---------------------------------------------------------------
+// Times and each row's time ÷ the baseline row's at the same n.
+function ratioTable(title, list, baseline) {
+  const names = [...new Set(list.map((r) => r.runner))];
+  const ns = [...new Set(list.map((r) => r.n))];
+  const at = (name, n) => list.find((r) => r.runner === name && r.n === n);
+  printTable(title, ['runner', ...ns.flatMap((n) => [`n=${n} ms`, `÷ ${baseline}`])], names.map((name) => [name, ...ns.flatMap((n) => {
+    const r = at(name, n), base = at(baseline, n);
+    return r ? [fmt(r.ms, 3), base ? (r.ms / base.ms).toFixed(2) : '—'] : ['—', '—'];
+  })]));
+}
+const masked = await runMaskedSection({ simd, peers, measureRunners, quick });
+ratioTable('Masked attention on [1, n, 64]: ms and time ÷ our unmasked time (peers unmasked), single thread', masked.results, 'ours: unmasked');
+const weights = await runWeightsSection({ simd, quick });
+ratioTable('weights: true on [1, n, 64]: ms and time ÷ the time without weights', weights.results, 'ours: without weights');
+const decode = await runDecodeSection({ simd, loadTfjs: loadTfjsWasm, quick });
+if (decode.results.length) {
+  ratioTable('KV-cache decode, 12 heads, d = 64, nq = 1, n cached positions: ms per token and time ÷ one copy of K and V',
+    decode.results, 'copy K and V once');
+}
+const peak = await runPeakSection({ simd, simdName: SIMD, results, quick });
+console.log(`\n2x16 GEMM micro-kernel (cpp/bench/kernel_bench.cpp in wasm SIMD, this process): ${peak.microkernel.gflops.toFixed(1)} GFLOP/s; ` +
+  `SDPA ${peak.results.map((r) => `n = ${r.n}: ${r.gflops.toFixed(1)} GFLOP/s`).join(', ')}`);
+
+// ---- 6. goals --------------------------------------------------------------------------------------
 const summary = [];
 const goalLine = (label, list, n, extra = (r) => r.n === n) => {
   const ours = list.find((r) => r.runner === SIMD && extra(r));
@@ -293,7 +324,7 @@ if (long) {
     `(${long.ours.gflops.toFixed(1)} GFLOP/s), peak wasm memory ${MiB(long.ours.peakBytes)} (n = 8192: ${MiB(long.memory[8192].peakBytes)}); ` +
     `peers: ${long.peers.map((p) => `${p.runner} ${p.status}`).join(', ')}`);
 }
-summary.push(...backward.summary);
+summary.push(...backward.summary, ...masked.summary, ...weights.summary, ...decode.summary, ...peak.summary);
 console.log('\nSummary');
 for (const s of summary) console.log(`  ${s}`);
 
@@ -301,7 +332,9 @@ mkdirSync('build/bench', { recursive: true });
 writeFileSync('build/bench/results.json', JSON.stringify({
   node: process.versions.node, date: new Date().toISOString(), quick, results,
   mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long,
-  backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory }, summary,
+  backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory },
+  masked: masked.results, weights: weights.results, decode: decode.results,
+  peak: { microkernel: peak.microkernel, sdpa: peak.results }, summary,
 }, null, 2));
 writeFileSync('build/bench/chart.svg', renderChart([
   ...widths.map((d) => ({ title: `attention [1, n, ${d}], GFLOP/s (higher is better)`, results: results.filter((r) => r.d === d) })),
