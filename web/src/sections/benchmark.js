@@ -197,15 +197,16 @@ export function mountBenchmark(root) {
     } else if (message.type === 'result') {
       run.rows.set(`${message.runner}:${message.n}`, message);
       run.runners.add(message.runner);
-      draw();
+      scheduleDraw();
     } else if (message.type === 'decode') {
       run.decode.set(message.n, message);
-      draw();
+      scheduleDraw();
     } else if (message.type === 'decode-skipped') {
       run.decodeSkipped = message.reason;
-      draw();
+      scheduleDraw();
     } else if (message.type === 'done') {
       run.finished = true;
+      flushDraw(); // the tables are complete when the state says done
       progress.value = progress.max;
       progressText.textContent = `done: ${run.rows.size + run.decode.size} measurements in ${(message.elapsedMs / 1000).toFixed(1)} s`;
       status.textContent = summary();
@@ -252,6 +253,20 @@ export function mountBenchmark(root) {
     if (maxDiff <= AGREE) parts.push(`The outputs agree to ${maxDiff.toExponential(0)} (max |difference|).`);
     else parts.push(`Warning: the outputs differ by up to ${maxDiff.toPrecision(2)}, more than float32 rounding explains: a bug.`);
     return parts.join(' ');
+  }
+
+  // Results arrive in bursts (every runner's at one n together): one redraw per animation frame,
+  // not one per message, so that the table and chart never hold the main thread for long.
+  let drawPending = false;
+  function scheduleDraw() {
+    if (drawPending) return;
+    drawPending = true;
+    requestAnimationFrame(flushDraw);
+  }
+  function flushDraw() {
+    if (!drawPending) return;
+    drawPending = false;
+    draw();
   }
 
   function draw() {
