@@ -33,3 +33,33 @@ target_link_options(attn_wasm PRIVATE
 )
 set_property(TARGET attn_wasm APPEND PROPERTY LINK_DEPENDS
   ${CMAKE_CURRENT_SOURCE_DIR}/cmake/glue-prelude.js)
+
+# The Catch2 micro-kernel test (tests/cpp/test_microkernels.cpp) as a node program, for the wasm
+# build this directory holds (SIMD or scalar kernels): scripts/test-wasm-microkernels.sh builds
+# and runs it. Not part of `all`, so that building the package never waits for it.
+find_path(ATTN_CATCH2_INCLUDE catch2/catch.hpp PATHS /usr/include /usr/local/include
+  NO_CMAKE_FIND_ROOT_PATH)
+if(ATTN_CATCH2_INCLUDE)
+  # Catch2 2 is header-only; its CMake target would put the host's /usr/include on the path,
+  # where glibc's headers would shadow emscripten's libc, so only catch2/ is linked in.
+  set(attn_catch2_dir ${CMAKE_CURRENT_BINARY_DIR}/catch2-include)
+  file(MAKE_DIRECTORY ${attn_catch2_dir})
+  file(CREATE_LINK ${ATTN_CATCH2_INCLUDE}/catch2 ${attn_catch2_dir}/catch2 SYMBOLIC)
+  add_executable(test_microkernels EXCLUDE_FROM_ALL
+    tests/cpp/test_microkernels.cpp tests/cpp/main.cpp)
+  target_link_libraries(test_microkernels PRIVATE attn::attn)
+  # The kernels as the library compiled them: cpp/src, and the scalar build's define.
+  target_include_directories(test_microkernels PRIVATE ${attn_catch2_dir}
+    ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src)
+  target_compile_definitions(test_microkernels PRIVATE
+    $<TARGET_PROPERTY:attn,COMPILE_DEFINITIONS>)
+  # .cjs: emcc's node glue is CommonJS, and package.json makes .js files ES modules.
+  set_target_properties(test_microkernels PROPERTIES SUFFIX ".cjs")
+  target_link_options(test_microkernels PRIVATE
+    -fwasm-exceptions        # Catch2's REQUIRE throws, as the library does
+    -sENVIRONMENT=node
+    -sSINGLE_FILE=1          # the wasm inlined: Node 20's fetch cannot read a file path
+    -sEXIT_RUNTIME=1         # main's return value becomes the process's exit code
+    -sALLOW_MEMORY_GROWTH=1
+  )
+endif()

@@ -8,6 +8,8 @@ echo "== native tests (Catch2 via CTest)"
 bash scripts/test-native.sh
 echo "== build: wasm (SIMD + scalar) and the page"
 bash scripts/build.sh
+echo "== micro-kernel tests in both wasm builds (Catch2 under node)"
+bash scripts/test-wasm-microkernels.sh
 echo "== JS tests (node:test, against the npm pack tarball)"
 bash scripts/test-js.sh
 echo "== browser tests (headless Chromium)"

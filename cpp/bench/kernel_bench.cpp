@@ -4,6 +4,8 @@
 // one copy of K and V. Built natively and with em++ (run under node) by
 // scripts/bench-kernels.sh; one JSON line per row.
 // Usage: kernel_bench [N,N,...]   (default 512,1024,2048,4096)
+//        kernel_bench microkernel   (the micro-kernel row alone: `npm run bench` loads the wasm
+//                                    build into its own Node process with this argument)
 
 #include <algorithm>
 #include <chrono>
@@ -148,12 +150,15 @@ std::vector<long> parse_list(const std::string& text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<long> sizes = parse_list(argc > 1 ? argv[1] : "512,1024,2048,4096");
+  const std::string first = argc > 1 ? argv[1] : "512,1024,2048,4096";
   std::mt19937 random(1);
   const Index d = 64;
   const double peak = microkernel_gflops(d);
   std::printf("{\"row\":\"microkernel\",\"kernel\":\"f32_gemm_2x16\",\"d\":%ld,\"gflops\":%.2f}\n",
               static_cast<long>(d), peak);
+  std::fflush(stdout);
+  if (first == "microkernel") return 0;
+  const std::vector<long> sizes = parse_list(first);
   for (long n : sizes) {
     const Tensor3 q = random_tensor(1, n, d, random), k = random_tensor(1, n, d, random);
     const Tensor3 v = random_tensor(1, n, d, random);

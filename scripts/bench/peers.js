@@ -76,7 +76,8 @@ export function checked(runner) {
 }
 
 // ---- TensorFlow.js, wasm backend -----------------------------------------------------------------
-async function loadTfjs() {
+/** tfjs-core on its wasm backend, one thread, SIMD (the decode section uses it too). */
+export async function loadTfjsWasm() {
   const tf = require('@tensorflow/tfjs-core');
   const wasm = require('@tensorflow/tfjs-backend-wasm'); // registers the 'wasm' backend
   // In Node, Emscripten reads the .wasm with fs from this folder (no fetch, no file: URL).
@@ -91,6 +92,11 @@ async function loadTfjs() {
   if (tf.getBackend() !== 'wasm') throw new Error(`backend is ${tf.getBackend()}, not wasm`);
   const threads = wasm.getThreadsCount();
   if (threads !== 1) throw new Error(`wasm backend runs ${threads} threads, not 1`);
+  return tf;
+}
+
+async function loadTfjs() {
+  const tf = await loadTfjsWasm();
 
   const runner = (name, body, extra = {}) => {
     let held = [];

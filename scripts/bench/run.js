@@ -5,16 +5,19 @@
 //      projections): ours vs onnxruntime-web running the same projections around the
 //      com.microsoft MultiHeadAttention op, and around a graph of standard ops;
 //   3. long sequences: our SIMD build at n = 32768, d = 64, the peers tried there too, and the
-//      wasm memory our module reached (peak WebAssembly.Memory size) at n = 8192 and 32768;
+//      wasm memory our module reached (peak WebAssembly.Memory size) at n = 8192 and 32768 (run
+//      after sections 4 and 5: a peer that fails there may be unusable afterwards);
 //   4. gradients (backward.js): our backward beside our forward and tfjs-wasm's tf.grads on
 //      [1, n, 64], and n = 16384 on a fresh instance with its wasm memory;
-//   5. a Seq2Seq training step (seq2seq.js): d2l's encoder-decoder with Bahdanau attention,
-//      ours beside PyTorch CPU with one thread;
+//   5. masked.js, weights.js, decode.js, peak.js: causal and validLens = n/4 against our unmasked
+//      time and the peers, weights: true against without, KV-cache decode against one copy of K
+//      and V and against tfjs-wasm, SDPA against the 2x16 GEMM micro-kernel measured in-process;
+//      seq2seq.js: a training step of d2l's encoder-decoder with Bahdanau attention, ours beside
+//      PyTorch CPU with one thread;
 //   6. one summary line per performance goal.
 // Every runner's output is checked (float64 reference, or our output) before it is timed; a
 // disagreement (max abs diff > 1e-3) throws. Writes JSON and an SVG chart to build/bench/.
-// --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences, Seq2Seq at
-// the small size only.
+// --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences.
 
 // Our wrapper does not expose its WebAssembly.Memory: capture the memory every instance exports
 // (the Emscripten glue instantiates through WebAssembly.instantiate), as tests/js/wasm-memory.js
@@ -36,11 +39,15 @@ import { loadAttention } from '../../dist/index.js';
 import { plainJsAttention } from '../../web/src/bench/plain-js.js';
 import { uniforms as random } from '../../web/src/ui/random.js';
 import { multiHeadAttention } from '../../tests/js/reference.js';
-import { attentionTask, checked, checkRows, expectClose, loadMhaPeers, loadPeers, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
+import { attentionTask, checked, checkRows, expectClose, loadMhaPeers, loadPeers, loadTfjsWasm, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
 import { nativeResults } from './native.js';
 import { renderChart } from './chart.js';
 import { runBackwardSection } from './backward.js';
 import { runSeq2SeqSection } from './seq2seq.js';
+import { runMaskedSection } from './masked.js';
+import { runWeightsSection } from './weights.js';
+import { runDecodeSection } from './decode.js';
+import { runPeakSection } from './peak.js';
 import { attentionFlops, mhaFlops, measureInTurns } from './timing.js';
 
 const started = performance.now();
@@ -107,7 +114,9 @@ async function measureRunners(list, task, label, options) {
     const timed = await measureInTurns(ready.map(({ runner, fn }) => ({ fn, async: runner.async })), options);
     return ready.map(({ runner }, i) => ({ runner: runner.name, ms: timed[i].ms }));
   } finally {
-    for (const { runner } of ready) await runner.release?.();
+    for (const { runner } of ready) {
+      try { await runner.release?.(); } catch (error) { console.log(`${runner.name}: release failed (${oneLine(error)})`); }
+    }
   }
 }
 
@@ -192,7 +201,53 @@ for (const { module } of ourMha) module.dispose();
     `(4·2·n·E² + 4·n²·E flops), single thread`, header, rows);
 }
 
-// ---- 3. long sequences ------------------------------------------------------------------------
+const mainMemory = { peakBytes: simdMemory.buffer.byteLength };
+console.log(`Wasm memory of the SIMD instance used for tables 1 and 2, after all its runs: ${MiB(mainMemory.peakBytes)}`);
+
+// ---- 4. gradients -----------------------------------------------------------------------------
+const backward = await runBackwardSection({ simd, scalar, loadFresh: loadOurs, random, quick });
+{
+  const names = [...new Set(backward.results.map((r) => r.runner))];
+  const ns = [...new Set(backward.results.map((r) => r.n))];
+  const lookup = (name, n) => backward.results.find((r) => r.runner === name && r.n === n);
+  const rows = names.map((name) => [name, ...ns.flatMap((n) => {
+    const r = lookup(name, n), ours = lookup('ours: SIMD backward', n);
+    return [fmt(r?.gflops), fmt(r?.ms, 2), r ? (r.ms / ours.ms).toFixed(2) : '—'];
+  })]);
+  printTable('Backward of attention on [1, n, 64]: GFLOP/s (10·n²·d for a backward, 4·n²·d for the forward row), ms, ' +
+    'and time ÷ our SIMD backward\'s, single thread', ['runner', ...ns.flatMap((n) => [`n=${n} GFLOP/s`, 'ms', '÷ ours'])], rows);
+}
+
+// ---- 5. masked, weights, decode, peak ---------------------------------------------------------------
+// Times and each row's time ÷ the baseline row's at the same n.
+function ratioTable(title, list, baseline) {
+  const names = [...new Set(list.map((r) => r.runner))];
+  const ns = [...new Set(list.map((r) => r.n))];
+  const at = (name, n) => list.find((r) => r.runner === name && r.n === n);
+  printTable(title, ['runner', ...ns.flatMap((n) => [`n=${n} ms`, `÷ ${baseline}`])], names.map((name) => [name, ...ns.flatMap((n) => {
+    const r = at(name, n), base = at(baseline, n);
+    return r ? [fmt(r.ms, 3), base ? (r.ms / base.ms).toFixed(2) : '—'] : ['—', '—'];
+  })]));
+}
+const masked = await runMaskedSection({ simd, peers, measureRunners, quick });
+ratioTable('Masked attention on [1, n, 64]: ms and time ÷ our unmasked time (peers unmasked), single thread', masked.results, 'ours: unmasked');
+const weights = await runWeightsSection({ simd, quick });
+ratioTable('weights: true on [1, n, 64]: ms and time ÷ the time without weights', weights.results, 'ours: without weights');
+const decode = await runDecodeSection({ simd, loadTfjs: loadTfjsWasm, quick });
+if (decode.results.length) {
+  ratioTable('KV-cache decode, 12 heads, d = 64, nq = 1, n cached positions: ms per token and time ÷ one copy of K and V',
+    decode.results, 'copy K and V once');
+}
+const peak = await runPeakSection({ simd, simdName: SIMD, results, quick });
+console.log(`\n2x16 GEMM micro-kernel (cpp/bench/kernel_bench.cpp in wasm SIMD, this process): ${peak.microkernel.gflops.toFixed(1)} GFLOP/s; ` +
+  `SDPA ${peak.results.map((r) => `n = ${r.n}: ${r.gflops.toFixed(1)} GFLOP/s`).join(', ')}`);
+
+const seq2seq = await runSeq2SeqSection({ simd, scalar, quick });
+printTable(seq2seq.table.title, seq2seq.table.header, seq2seq.table.rows);
+
+// ---- 3. long sequences (last of the timed sections) ---------------------------------------------
+// Last because trying the peers at n = 32768 can leave their wasm instances broken: tfjs-wasm's
+// then fails every later call with "memory access out of bounds".
 // Each measurement on a fresh instance of our SIMD build, so that memory.buffer.byteLength after
 // the run is the peak that run needed (wasm memory only grows), initial heap included.
 let long = null;
@@ -260,27 +315,6 @@ if (!quick) {
     console.log(`  n = ${n}, d = ${LONG_D}: peak ${MiB(m.peakBytes)} (run took ${(Math.min(...m.ms) / 1000).toFixed(2)} s)`);
   }
 }
-const mainMemory = { peakBytes: simdMemory.buffer.byteLength };
-console.log(`Wasm memory of the SIMD instance used for tables 1 and 2, after all its runs: ${MiB(mainMemory.peakBytes)}`);
-
-// ---- 4. gradients -----------------------------------------------------------------------------
-const backward = await runBackwardSection({ simd, scalar, loadFresh: loadOurs, random, quick });
-{
-  const names = [...new Set(backward.results.map((r) => r.runner))];
-  const ns = [...new Set(backward.results.map((r) => r.n))];
-  const lookup = (name, n) => backward.results.find((r) => r.runner === name && r.n === n);
-  const rows = names.map((name) => [name, ...ns.flatMap((n) => {
-    const r = lookup(name, n), ours = lookup('ours: SIMD backward', n);
-    return [fmt(r?.gflops), fmt(r?.ms, 2), r ? (r.ms / ours.ms).toFixed(2) : '—'];
-  })]);
-  printTable('Backward of attention on [1, n, 64]: GFLOP/s (10·n²·d for a backward, 4·n²·d for the forward row), ms, ' +
-    'and time ÷ our SIMD backward\'s, single thread', ['runner', ...ns.flatMap((n) => [`n=${n} GFLOP/s`, 'ms', '÷ ours'])], rows);
-}
-
-// ---- 5. Seq2Seq training step ---------------------------------------------------------------
-const seq2seq = await runSeq2SeqSection({ simd, scalar, quick });
-printTable(seq2seq.table.title, seq2seq.table.header, seq2seq.table.rows);
-
 // ---- 6. goals --------------------------------------------------------------------------------------
 const summary = [];
 const goalLine = (label, list, n, extra = (r) => r.n === n) => {
@@ -301,8 +335,8 @@ if (long) {
     `(${long.ours.gflops.toFixed(1)} GFLOP/s), peak wasm memory ${MiB(long.ours.peakBytes)} (n = 8192: ${MiB(long.memory[8192].peakBytes)}); ` +
     `peers: ${long.peers.map((p) => `${p.runner} ${p.status}`).join(', ')}`);
 }
-summary.push(...backward.summary);
-summary.push(...seq2seq.summary);
+summary.push(...backward.summary, ...masked.summary, ...weights.summary, ...decode.summary, ...peak.summary,
+  ...seq2seq.summary);
 console.log('\nSummary');
 for (const s of summary) console.log(`  ${s}`);
 
@@ -310,8 +344,9 @@ mkdirSync('build/bench', { recursive: true });
 writeFileSync('build/bench/results.json', JSON.stringify({
   node: process.versions.node, date: new Date().toISOString(), quick, results,
   mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long,
-  backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long },
-  seq2seq: { cpu: seq2seq.cpu, results: seq2seq.results }, memory: { mainSimdInstance: mainMemory }, summary,
+  backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory },
+  masked: masked.results, weights: weights.results, decode: decode.results,
+  peak: { microkernel: peak.microkernel, sdpa: peak.results }, seq2seq: seq2seq.results, summary,
 }, null, 2));
 writeFileSync('build/bench/chart.svg', renderChart([
   ...widths.map((d) => ({ title: `attention [1, n, ${d}], GFLOP/s (higher is better)`, results: results.filter((r) => r.d === d) })),

@@ -2,13 +2,19 @@
 // worker, web/src/bench/worker.js), in headless Chromium against the built site in build/site/.
 // Most runs use ?bench.n=64,128 (two small sizes) for speed; the screenshots run the default
 // configuration, and the desktop one writes what it measured to build/screenshots/bench.json.
+// The decode card depends on the package: with attn.KVCache it shows measured rows, without it
+// one line saying so; which one is expected is read from the built package itself (dist/).
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
+import { loadAttention } from '../../dist/index.js';
 import { DESKTOP, PHONE, SHOTS, useBuiltSite } from './site.js';
 
 const SMALL = 'bench.n=64,128';
-const RUNNERS = ['simd', 'scalar', 'js'];
+const RUNNERS = ['simd', 'scalar', 'js', 'causal', 'quarter'];
+const RATIOS = ['simd/scalar', 'simd/js', 'causal/simd', 'quarter/simd'];
+const DECODE_SIZES = ['256', '1024', '4096'];
+const hasKVCache = typeof (await loadAttention()).KVCache === 'function';
 
 const site = useBuiltSite({ hash: '#benchmark' });
 const { open } = site;
@@ -26,7 +32,7 @@ async function runBenchmark(page, timeout = 60000) {
 }
 
 // The table as { runner: { n: gflops } } and { 'simd/scalar': { n: ratio } }.
-const readTable = (page) => page.$eval('#benchmark .bench-table', (table) => {
+const readTable = (page) => page.$eval('#benchmark [data-plot="bench-table"] .bench-table', (table) => {
   const gflops = {};
   for (const row of table.querySelectorAll('tr[data-runner]')) {
     gflops[row.dataset.runner] = Object.fromEntries([...row.querySelectorAll('td[data-gflops]')]
@@ -38,6 +44,35 @@ const readTable = (page) => page.$eval('#benchmark .bench-table', (table) => {
   }
   return { gflops, ratios };
 });
+
+// The decode card: { skipped: text | null, rows: { attend|copy|ratio: { n: value } }, maxDiffs }.
+const readDecode = (page) => page.$eval('#benchmark [data-plot="bench-decode"]', (card) => {
+  const skipped = card.querySelector('.bench-decode-skipped')?.textContent ?? null;
+  const rows = {};
+  for (const row of card.querySelectorAll('tr[data-decode]')) {
+    rows[row.dataset.decode] = Object.fromEntries([...row.querySelectorAll('td[data-n]')]
+      .map((td) => [td.dataset.n, Number(td.dataset.ms ?? td.dataset.ratio)]));
+  }
+  const maxDiffs = [...card.querySelectorAll('td[data-max-diff]')].map((td) => Number(td.dataset.maxDiff));
+  return { skipped, rows, maxDiffs };
+});
+
+// With attn.KVCache: attend and copy measured at every decode size, outputs checked; without:
+// the card says why and holds no numbers.
+function assertDecode({ skipped, rows, maxDiffs }) {
+  if (!hasKVCache) {
+    assert.match(skipped ?? '', /Not measured: this build of the package has no attn\.KVCache/);
+    assert.deepEqual(rows, {});
+    return;
+  }
+  assert.equal(skipped, null);
+  for (const key of ['attend', 'copy', 'ratio']) {
+    assert.deepEqual(Object.keys(rows[key]), DECODE_SIZES, `decode ${key}: every n`);
+    for (const x of Object.values(rows[key])) assert.ok(x > 0 && Number.isFinite(x), `decode ${key}: ${x}`);
+  }
+  assert.equal(maxDiffs.length, DECODE_SIZES.length);
+  for (const diff of maxDiffs) assert.ok(diff < 1e-4, `decode output differs from plain JS by ${diff}`);
+}
 
 describe('section 5: the benchmark', () => {
   test('renders its explanation and controls, and keeps d in the URL', async () => {
@@ -110,13 +145,15 @@ describe('section 5: the benchmark', () => {
       assert.deepEqual(Object.keys(gflops[runner]), ['64', '128'], `${runner}: both sizes measured`);
       for (const g of Object.values(gflops[runner])) assert.ok(g > 0 && Number.isFinite(g), `${runner}: ${g} GFLOP/s`);
     }
-    for (const name of ['simd/scalar', 'simd/js']) {
+    assert.deepEqual(Object.keys(ratios), RATIOS);
+    for (const name of RATIOS) {
       assert.equal(ratios[name].length, 2);
       for (const r of ratios[name]) assert.ok(r > 0 && Number.isFinite(r), `${name}: ${r}`);
     }
-    // The worker checks each runner's output against the first runner's at every n.
-    const diffs = await page.$$eval('#benchmark td[data-max-diff]', (tds) => tds.map((td) => Number(td.dataset.maxDiff)));
-    assert.equal(diffs.length, 6);
+    // The worker checks each unmasked runner's output against the first runner's at every n, and
+    // the masked ones on a few rows against plain JS over the keys each row sees.
+    const diffs = await page.$$eval('#benchmark [data-plot="bench-table"] td[data-max-diff]', (tds) => tds.map((td) => Number(td.dataset.maxDiff)));
+    assert.equal(diffs.length, 10);
     for (const diff of diffs) assert.ok(diff < 1e-4, `outputs differ by ${diff}`);
     assert.match(await page.textContent('#benchmark .bench-status'), /outputs agree/);
     const progressUpdates = await page.$eval('#benchmark', (s) => Number(s.dataset.progressUpdates));
@@ -124,9 +161,11 @@ describe('section 5: the benchmark', () => {
     assert.equal(await page.$eval('#benchmark progress', (p) => p.value === p.max), true);
     // The chart: one line and one end label per runner.
     assert.ok(await page.$('[data-plot="bench-chart"] svg'), 'chart drawn');
-    assert.equal(await page.$$eval('[data-plot="bench-chart"] g[aria-label="line"]', (g) => g.length), 3);
+    assert.equal(await page.$$eval('[data-plot="bench-chart"] g[aria-label="line"]', (g) => g.length), 5);
     const labels = await page.$$eval('[data-plot="bench-chart"] g[aria-label="text"] text', (x) => x.map((e) => e.textContent));
-    assert.deepEqual(labels.sort(), ['plain JS', 'wasm SIMD', 'wasm scalar']);
+    assert.deepEqual(labels.sort(), ['SIMD, causal', 'SIMD, valid n/4', 'plain JS', 'wasm SIMD', 'wasm scalar']);
+    assertDecode(await readDecode(page));
+    if (hasKVCache) assert.match(await page.textContent('#benchmark .bench-status'), /Decoding one token against 4096 cached positions/);
     assert.match(await page.textContent('#benchmark .bench-status'), /in your browser/);
 
     // Responsive: frames kept coming during the run, never more than half a second apart
@@ -147,11 +186,17 @@ describe('section 5: the benchmark', () => {
     assert.match(await page.textContent('#benchmark .bench-status'), /outputs agree/);
     assert.deepEqual(Object.keys(gflops.simd), ['128', '256', '512', '1024']);
     assert.deepEqual(Object.keys(gflops.js), ['128', '256', '512'], 'plain JS stops at n = 512');
+    assert.deepEqual(Object.keys(gflops.causal), ['128', '256', '512', '1024']);
+    assert.match(await page.textContent('#benchmark .bench-status'), /At n = 1024 a causal mask takes [\d.]+× the unmasked time/);
     for (const n of Object.keys(gflops.simd)) {
-      t.diagnostic(`n = ${n}, d = 64: SIMD ${gflops.simd[n].toFixed(2)}, scalar ${gflops.scalar[n].toFixed(2)}, JS ${gflops.js[n]?.toFixed(2) ?? '—'} GFLOP/s`);
+      t.diagnostic(`n = ${n}, d = 64: SIMD ${gflops.simd[n].toFixed(2)}, scalar ${gflops.scalar[n].toFixed(2)}, JS ${gflops.js[n]?.toFixed(2) ?? '—'} GFLOP/s; ` +
+        `causal ${(gflops.causal[n] / gflops.simd[n]).toFixed(2)}×, validLens n/4 ${(gflops.quarter[n] / gflops.simd[n]).toFixed(2)}× as fast as unmasked`);
     }
+    const decode = await readDecode(page);
+    assertDecode(decode);
+    t.diagnostic(hasKVCache ? `decode ms: ${JSON.stringify(decode.rows.attend)}; copy ms: ${JSON.stringify(decode.rows.copy)}` : `decode: ${decode.skipped}`);
     t.diagnostic(`default run took ${(elapsed / 1000).toFixed(1)} s`);
-    await writeFile(`${SHOTS}bench.json`, `${JSON.stringify({ d: 64, elapsedMs: elapsed, gflops, ratios }, null, 2)}\n`);
+    await writeFile(`${SHOTS}bench.json`, `${JSON.stringify({ d: 64, elapsedMs: elapsed, gflops, ratios, decode }, null, 2)}\n`);
     await page.evaluate(() => document.fonts.ready);
     await page.locator('#benchmark').screenshot({ path: `${SHOTS}desktop-benchmark-run.png` });
     assert.deepEqual(errors, []);

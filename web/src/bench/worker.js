@@ -1,17 +1,24 @@
 // The page's benchmark, off the main thread: loads the package twice (the SIMD build and the
 // scalar one) and times O = softmax(Q Kᵀ/√d) V on [1, n, d] float32 for both and for plain
-// JavaScript. The page stays responsive because all timing happens here; progress and results
-// come back as messages.
+// JavaScript, the SIMD build (or the scalar one without SIMD) with a causal mask and with
+// validLens = n/4 too, then one-token decode against a KV cache (decode.js). The page stays
+// responsive because all timing happens here; progress and results come back as messages.
 //
-// page → worker: { type: 'run', id, sizes: number[], d, jsMaxN, samples, sampleMs }
+// page → worker: { type: 'run', id, sizes: number[], d, jsMaxN, decodeSizes: number[], samples, sampleMs }
 // worker → page: { type: 'ready', id, backends: { simd, scalar } }
-//                { type: 'progress', id, step, total, n, sample, samples } (step: index of n)
+//                { type: 'progress', id, step, total, n, sample, samples, decode? }
+//                  (step: index of n, then of the decode sizes after the attention sizes)
 //                { type: 'result', id, runner, n, d, ms, gflops, reps, maxDiff }
+//                  (runner: simd | scalar | js | causal | quarter; masked rows count the dense
+//                  4·n²·d flops, so their GFLOP/s say how much faster than unmasked they run)
+//                { type: 'decode', id, n, heads, d, ms, copyMs, reps, maxDiff }
+//                { type: 'decode-skipped', id, reason }
 //                { type: 'done', id, elapsedMs }
 //                { type: 'error', id, message }
 
 import { loadAttention } from 'attention-wasm';
 import { normals } from '../ui/random.js';
+import { decodeUnavailable, measureDecode } from './decode.js';
 import { plainJsAttention } from './plain-js.js';
 import { attentionFlops, measureInTurns } from './timing.js';
 
@@ -22,7 +29,9 @@ function load() {
   return loaded;
 }
 
-// The runners, in the order they take their turns at each n. `attention(t)` returns the output data.
+// The runners, in the order they take their turns at each n. `attention(t)` returns the output
+// data; `visible(t)`, for the masked ones, how many keys row i sees (they are checked on a few
+// rows against plain JS over those keys, the others against the first runner's output).
 function runners({ simd, scalar }) {
   const list = [];
   // Without SIMD support loadAttention() falls back to the scalar build: no SIMD row then.
@@ -31,7 +40,26 @@ function runners({ simd, scalar }) {
   }
   list.push({ name: 'scalar', attention: (t) => scalar.scaledDotProductAttention(t.q, t.k, t.v).output.data });
   list.push({ name: 'js', attention: (t) => plainJsAttention(t.q.data, t.k.data, t.v.data, t.n, t.n, t.d), js: true });
+  list.push({
+    name: 'causal', visible: () => (i) => i + 1,
+    attention: (t) => simd.scaledDotProductAttention(t.q, t.k, t.v, { causal: true }).output.data,
+  });
+  list.push({
+    name: 'quarter', visible: (t) => () => t.n >> 2,
+    attention: (t) => simd.scaledDotProductAttention(t.q, t.k, t.v, { validLens: [t.n >> 2] }).output.data,
+  });
   return list;
+}
+
+// Max |difference| of rows 0, n/2 and n - 1 from plain JS over the keys each row sees.
+function maskedDiff(out, t, visible) {
+  let max = 0;
+  for (const i of [0, t.n >> 1, t.n - 1]) {
+    const m = visible(i);
+    const want = plainJsAttention(t.q.data.subarray(i * t.d, (i + 1) * t.d), t.k.data, t.v.data, 1, m, t.d);
+    for (let c = 0; c < t.d; c++) max = Math.max(max, Math.abs(out[i * t.d + c] - want[c]));
+  }
+  return max;
 }
 
 const maxAbsDiff = (a, b) => {
@@ -40,11 +68,12 @@ const maxAbsDiff = (a, b) => {
   return max;
 };
 
-async function run({ id, sizes, d, jsMaxN, samples, sampleMs }) {
+async function run({ id, sizes, d, jsMaxN, decodeSizes = [], samples, sampleMs }) {
   const t0 = performance.now();
   const modules = await load();
   postMessage({ type: 'ready', id, backends: { simd: modules.simd.backend, scalar: modules.scalar.backend } });
   const all = runners(modules);
+  const total = sizes.length + decodeSizes.length;
   for (const [step, n] of sizes.entries()) {
     const list = all.filter((r) => !r.js || n <= jsMaxN);
     const shape = [1, n, d];
@@ -54,17 +83,26 @@ async function run({ id, sizes, d, jsMaxN, samples, sampleMs }) {
       k: { data: normals(n * d, 2), shape },
       v: { data: normals(n * d, 3), shape },
     };
-    const progress = (sample) => postMessage({ type: 'progress', id, step, total: sizes.length, n, sample, samples });
+    const progress = (sample) => postMessage({ type: 'progress', id, step, total, n, sample, samples });
     progress(0);
-    // The first runner's output is the reference the others are checked against.
+    // The first runner's output is the reference the unmasked others are checked against.
     const outputs = list.map((runner) => runner.attention(t));
+    const diffs = list.map((runner, i) => (runner.visible ? maskedDiff(outputs[i], t, runner.visible(t)) : maxAbsDiff(outputs[i], outputs[0])));
     const timed = await measureInTurns(list.map((runner) => ({ fn: () => runner.attention(t) })), {
       samples, sampleMs, onSample: progress,
     });
     list.forEach((runner, i) => postMessage({
       type: 'result', id, runner: runner.name, n, d, ms: timed[i].ms, reps: timed[i].reps,
-      maxDiff: maxAbsDiff(outputs[i], outputs[0]), gflops: attentionFlops(n, n, d) / timed[i].ms / 1e6,
+      maxDiff: diffs[i], gflops: attentionFlops(n, n, d) / timed[i].ms / 1e6,
     }));
+  }
+  const unavailable = decodeUnavailable(modules.simd);
+  if (unavailable && decodeSizes.length) postMessage({ type: 'decode-skipped', id, reason: unavailable });
+  for (const [i, n] of (unavailable ? [] : decodeSizes).entries()) {
+    const step = sizes.length + i;
+    const onSample = (sample) => postMessage({ type: 'progress', id, step, total, n, sample, samples, decode: true });
+    onSample(0);
+    postMessage({ type: 'decode', id, ...await measureDecode(modules.simd, n, { samples, sampleMs, onSample }) });
   }
   postMessage({ type: 'done', id, elapsedMs: performance.now() - t0 });
 }

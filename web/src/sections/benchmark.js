@@ -1,14 +1,18 @@
 // 5. Benchmark: attention in your browser. A Web Worker (web/src/bench/worker.js) times
 // O = softmax(Q Kᵀ/√d) V on [1, n, d] float32 for the package's SIMD and scalar builds and for
-// plain JavaScript; this module owns the controls, the progress readout, the table and the
-// chart. The page never waits on the benchmark: all timing happens in the worker.
+// plain JavaScript, the SIMD build with a causal mask and with validLens = n/4, and one-token
+// decode against a KV cache; this module owns the controls, the progress readout, the tables and
+// the chart (the decode card: benchmark-decode.js). The page never waits on the benchmark: all
+// timing happens in the worker.
 
 import * as Plot from '@observablehq/plot';
+import { DECODE } from '../bench/decode.js';
 import { button, controlBar, progressBar, select } from '../ui/controls.js';
 import { prose } from '../ui/math.js';
 import { card, widthOf } from '../ui/plot.js';
 import { plotGrid, scaffold } from '../ui/section.js';
 import { urlState } from '../ui/url-state.js';
+import { decodeCard } from './benchmark-decode.js';
 
 const DEFAULT_SIZES = [128, 256, 512, 1024];
 const WIDTHS = [32, 64, 128];
@@ -20,6 +24,8 @@ const SAMPLE_MS = 30;
 const MIN_N = 16;
 const MAX_N = 2048;
 const MAX_SIZES = 6;
+// Cached lengths for the decode rows (12 heads, d = 64: GPT-2 small's heads).
+const DECODE_SIZES = [256, 1024, 4096];
 // The runners' outputs are compared at every n: float32 rounding stays far below this.
 const AGREE = 1e-4;
 
@@ -29,8 +35,12 @@ const RUNNERS = {
   simd: { label: 'wasm SIMD', short: 'SIMD', stroke: '#1d2433', dash: null, symbol: 'circle' },
   scalar: { label: 'wasm scalar', short: 'scalar', stroke: '#2a6f97', dash: '7 4', symbol: 'square' },
   js: { label: 'plain JS', short: 'JS', stroke: '#c9733a', dash: '2 3', symbol: 'triangle' },
+  causal: { label: 'SIMD, causal', short: 'causal', stroke: '#5b8c5a', dash: '4 2 1 2', symbol: 'diamond' },
+  quarter: { label: 'SIMD, valid n/4', short: 'n/4', stroke: '#8e5ea2', dash: '1 2', symbol: 'star' },
 };
-const RATIOS = [['simd', 'scalar'], ['simd', 'js']];
+// a ÷ b in GFLOP/s: how many times faster a runs. The masked rows count dense flops, so theirs
+// is how much less time the mask costs than the unmasked call.
+const RATIOS = [['simd', 'scalar'], ['simd', 'js'], ['causal', 'simd'], ['quarter', 'simd']];
 
 const TEXT = `
 <p>How fast is attention here, on this device? The button below times one call of the package's
@@ -44,13 +54,20 @@ the output at once, so no $n \\times n$ matrix is ever stored; the time includes
 into wasm memory and the output back.</p>
 <p>Everything runs on <strong>one thread</strong>, a Web Worker, so this page keeps drawing while
 it measures. Each figure is the median of ${SAMPLES} samples after a warm-up, each sample
-repeating the call until it lasts at least ${SAMPLE_MS} ms; at each $n$ the three take their
+repeating the call until it lasts at least ${SAMPLE_MS} ms; at each $n$ the runners take their
 samples in turns, so a slow moment of the device falls on all of them alike. Throughput counts the two matrix
 products, $2n^2d$ flops each (the exponentials are not counted):
 $$\\text{GFLOP/s} = \\frac{4\\,n^2 d}{\\text{time}}.$$
 Plain JS stops at $n = ${JS_MAX_N}$ to keep the run short. These are <strong>your own
 numbers</strong>, measured just now in your browser; nothing is sent anywhere. They vary with the
-device, its power state and what else is running: run it twice.</p>`;
+device, its power state and what else is running: run it twice.</p>
+<p>Two more rows time the SIMD build with a <strong>causal mask</strong> (query $i$ sees keys
+$j \\le i$) and with <code>validLens</code> $= n/4$: the kernel skips key blocks that are wholly
+masked, so these should take about a half and a quarter of the unmasked time. They are counted
+with the same $4n^2d$ flops, so their ratio to the SIMD row is how much time the mask saves. Last,
+<strong>decode</strong>: one new token's query per head against $n$ cached keys and values kept in
+wasm memory (<code>attn.KVCache</code>, ${DECODE.heads} heads, $d = ${DECODE.d}$), beside the time
+of merely copying those keys and values once.</p>`;
 
 const fmtGflops = (g) => (g >= 100 ? g.toFixed(0) : g >= 10 ? g.toFixed(1) : g.toFixed(2));
 const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3));
@@ -104,15 +121,17 @@ export function mountBenchmark(root) {
 
   const tableCard = card('GFLOP/s (higher is faster) and how many times faster SIMD is', { name: 'bench-table' });
   const chartCard = card('GFLOP/s against sequence length n (both axes log scale)', { name: 'bench-chart' });
+  const decode = decodeCard(DECODE_SIZES, DECODE);
   const results = document.createElement('div');
   results.className = 'bench-results';
   results.hidden = true;
-  results.append(plotGrid(tableCard, chartCard));
+  results.append(plotGrid(tableCard, chartCard), plotGrid(decode.card));
   section.append(prose(TEXT), controlBar(width, runGroup, progressBox), status, results);
 
   let worker = null;
   let runId = 0;
-  let run = null; // { id, d, sizes, rows: Map('runner:n' → result), runners: Set, backends }
+  // { id, d, sizes, rows: Map('runner:n' → result), runners: Set, backends, decode: Map(n → result), decodeSkipped }
+  let run = null;
 
   function getWorker() {
     if (worker) return worker;
@@ -132,14 +151,19 @@ export function mountBenchmark(root) {
     const sizes = parseSizes(values.n);
     const d = Number(width.value);
     runId += 1;
-    run = { id: runId, d, sizes, rows: new Map(), runners: new Set(), backends: null, finished: false, t0: performance.now() };
+    run = {
+      id: runId, d, sizes, rows: new Map(), runners: new Set(), backends: null, finished: false, t0: performance.now(),
+      decode: new Map(), decodeSkipped: null,
+    };
     setRunning(true);
     progress.removeAttribute('value'); // indeterminate while the worker loads the two modules
     progressText.textContent = 'loading the SIMD and scalar builds…';
     status.textContent = `Measuring d = ${d}, n = ${sizes.join(', ')}…`;
     results.hidden = false;
     draw();
-    getWorker().postMessage({ type: 'run', id: run.id, sizes, d, jsMaxN: JS_MAX_N, samples: SAMPLES, sampleMs: SAMPLE_MS });
+    getWorker().postMessage({
+      type: 'run', id: run.id, sizes, d, jsMaxN: JS_MAX_N, decodeSizes: DECODE_SIZES, samples: SAMPLES, sampleMs: SAMPLE_MS,
+    });
   }
 
   function setRunning(running) {
@@ -155,19 +179,26 @@ export function mountBenchmark(root) {
     if (message.type === 'ready') {
       run.backends = message.backends;
     } else if (message.type === 'progress') {
-      const { step, total, n, sample, samples } = message;
+      const { step, total, n, sample, samples, decode: decoding } = message;
       progress.max = total;
       progress.value = step + sample / samples;
-      progressText.textContent = `n = ${n} (${step + 1}/${total}): sample ${sample}/${samples}`;
+      progressText.textContent = `${decoding ? 'decode, ' : ''}n = ${n} (${step + 1}/${total}): sample ${sample}/${samples}`;
       root.dataset.progressUpdates = String(Number(root.dataset.progressUpdates) + 1);
     } else if (message.type === 'result') {
       run.rows.set(`${message.runner}:${message.n}`, message);
       run.runners.add(message.runner);
-      draw();
+      scheduleDraw();
+    } else if (message.type === 'decode') {
+      run.decode.set(message.n, message);
+      scheduleDraw();
+    } else if (message.type === 'decode-skipped') {
+      run.decodeSkipped = message.reason;
+      scheduleDraw();
     } else if (message.type === 'done') {
       run.finished = true;
+      flushDraw(); // the tables are complete when the state says done
       progress.value = progress.max;
-      progressText.textContent = `done: ${run.rows.size} measurements in ${(message.elapsedMs / 1000).toFixed(1)} s`;
+      progressText.textContent = `done: ${run.rows.size + run.decode.size} measurements in ${(message.elapsedMs / 1000).toFixed(1)} s`;
       status.textContent = summary();
       setRunning(false);
     } else if (message.type === 'error') {
@@ -191,22 +222,48 @@ export function mountBenchmark(root) {
     const builds = backends?.simd === 'wasm-simd'
       ? 'the wasm-simd and wasm (scalar) builds'
       : 'the wasm (scalar) build — your browser does not validate WebAssembly SIMD, so there is no SIMD row —';
-    const maxDiff = Math.max(...[...run.rows.values()].map((r) => r.maxDiff));
+    const maxDiff = Math.max(...[...run.rows.values(), ...run.decode.values()].map((r) => r.maxDiff));
     const parts = [`Measured in your browser, one worker thread, d = ${d}: ${builds} and plain JS.`];
     const n = [...sizes].reverse().find((s) => run.rows.has(`simd:${s}`) && run.rows.has(`js:${s}`));
     if (n) {
       const ratio = run.rows.get(`simd:${n}`).gflops / run.rows.get(`js:${n}`).gflops;
       parts.push(`At n = ${n} the SIMD build is ${ratio.toFixed(1)}× as fast as plain JS.`);
     }
+    const last = sizes[sizes.length - 1];
+    const time = (runner) => run.rows.get(`${runner}:${last}`)?.ms;
+    if (time('simd') && time('causal') && time('quarter')) {
+      parts.push(`At n = ${last} a causal mask takes ${(time('causal') / time('simd')).toFixed(2)}× the unmasked time, ` +
+        `validLens = n/4 ${(time('quarter') / time('simd')).toFixed(2)}×.`);
+    }
+    const longest = run.decode.get(DECODE_SIZES[DECODE_SIZES.length - 1]);
+    if (longest) {
+      parts.push(`Decoding one token against ${longest.n} cached positions takes ${longest.ms.toFixed(2)} ms, ` +
+        `${(longest.ms / longest.copyMs).toFixed(1)}× the time of copying the cache once.`);
+    }
     if (maxDiff <= AGREE) parts.push(`The outputs agree to ${maxDiff.toExponential(0)} (max |difference|).`);
     else parts.push(`Warning: the outputs differ by up to ${maxDiff.toPrecision(2)}, more than float32 rounding explains: a bug.`);
     return parts.join(' ');
+  }
+
+  // Results arrive in bursts (every runner's at one n together): one redraw per animation frame,
+  // not one per message, so that the table and chart never hold the main thread for long.
+  let drawPending = false;
+  function scheduleDraw() {
+    if (drawPending) return;
+    drawPending = true;
+    requestAnimationFrame(flushDraw);
+  }
+  function flushDraw() {
+    if (!drawPending) return;
+    drawPending = false;
+    draw();
   }
 
   function draw() {
     if (!run) return;
     drawTable();
     drawChart();
+    decode.update(run.decode, run.decodeSkipped);
   }
 
   function drawTable() {
@@ -214,7 +271,8 @@ export function mountBenchmark(root) {
     const table = document.createElement('table');
     table.className = 'bench-table';
     const caption = table.createCaption();
-    caption.textContent = `d = ${d}; columns: sequence length n. Each cell: GFLOP/s = 4·n²·d / time, and below it the median time of one call.`;
+    caption.textContent = `d = ${d}; columns: sequence length n. Each cell: GFLOP/s = 4·n²·d / time, and below it the median time of one call. ` +
+      'The masked rows run the SIMD build and count the same dense flops.';
     const head = table.createTHead().insertRow();
     const corner = document.createElement('th');
     corner.scope = 'col';
@@ -306,7 +364,7 @@ export function mountBenchmark(root) {
       width: w,
       height: 300,
       marginLeft: 52,
-      marginRight: 100,
+      marginRight: 112, // room for the longest end label, "SIMD, valid n/4"
       marginBottom: 40,
       x: { type: 'log', base: 2, domain, ticks: sizes, tickFormat: String, label: 'sequence length n →' },
       y: { type: 'log', label: '↑ GFLOP/s', grid: true, domain: yDomain, ticks: ticks125(yDomain), tickFormat: '~g' },

@@ -1,0 +1,111 @@
+// The decode section of `npm run bench`: one token's attention against a resident KV cache in
+// the GPT-2-small shape (12 heads, d = 64, nq = 1) at n cached positions, measured side by side
+// with two baselines:
+//   - copying K and V once (Float32Array.set into a preallocated array): the memory traffic a
+//     decode cannot avoid, so attend / copy says how close the kernel runs to reading K and V once;
+//   - tfjs-wasm attention over resident tensors (Q, K and V kept as tf tensors across calls), the
+//     same thing a user of tfjs would run per token, in two forms that measured within 15% of each
+//     other here: matMul(q, k, false, true), and keys held transposed (Kᵀ resident) so that the
+//     product needs no transpose. The summary compares with the faster of the two.
+// Our side is attn.KVCache (append once, attend per call). A build without attn.KVCache is
+// reported in one line and the section is skipped, so the rest of the benchmark still runs.
+import { scaledDotProductAttention } from '../../tests/js/reference.js';
+import { uniforms as random } from '../../web/src/ui/random.js';
+import { expectClose, oneLine } from './peers.js';
+import { goal } from './goal.js';
+import { measureInTurns } from './timing.js';
+
+export const DECODE = { heads: 12, d: 64 };
+export const DECODE_GOALS = { perCopy: 2, vsTfjs: 3 };
+
+// ours, reference and tfjs all see heads as the batch axis: [heads, n, d] (= [1, heads, n, d]).
+function decodeTask(n) {
+  const { heads, d } = DECODE;
+  return { n, q: random(heads * d, 31), k: random(heads * n * d, 32), v: random(heads * n * d, 33) };
+}
+
+function reference({ n, q, k, v }) {
+  const { heads, d } = DECODE;
+  return scaledDotProductAttention({ data: q, shape: [heads, 1, d] }, { data: k, shape: [heads, n, d] },
+    { data: v, shape: [heads, n, d] }).output.data;
+}
+
+const TFJS = 'tfjs-wasm (resident';
+
+function tfjsRunners(tf, { n, q, k, v }) {
+  const { heads, d } = DECODE;
+  const Q = tf.tensor3d(q, [heads, 1, d]);
+  const K = tf.tensor3d(k, [heads, n, d]);
+  const KT = tf.transpose(K, [0, 2, 1]);
+  const V = tf.tensor3d(v, [heads, n, d]);
+  const scale = tf.scalar(1 / Math.sqrt(d));
+  const runner = (runner, scores) => ({
+    runner,
+    fn: () => {
+      const out = tf.tidy(() => tf.matMul(tf.softmax(tf.mul(scores(), scale)), V));
+      const data = out.dataSync();
+      out.dispose();
+      return data;
+    },
+  });
+  return {
+    runners: [runner(`${TFJS}, matMul transposeB)`, () => tf.matMul(Q, K, false, true)),
+      runner(`${TFJS} Kᵀ, matMul)`, () => tf.matMul(Q, KT))],
+    release: () => tf.dispose([Q, K, KT, V, scale]),
+  };
+}
+
+/** Returns { results: [{ runner, n, ms }], summary: string[] } (empty when skipped). */
+export async function runDecodeSection({ simd, loadTfjs, quick, log = console.log }) {
+  if (typeof simd.KVCache !== 'function') {
+    log('\nKV-cache decode: skipped (this build has no attn.KVCache yet)');
+    return { results: [], summary: ['KV-cache decode: not measured (this build has no attn.KVCache)'] };
+  }
+  const { heads, d } = DECODE;
+  let tf = null;
+  try {
+    tf = await loadTfjs();
+  } catch (error) {
+    log(`tfjs-wasm (decode): skipped (${oneLine(error)})`);
+  }
+  const sizes = quick ? [1024] : [1024, 4096, 16384];
+  const results = [];
+  for (const n of sizes) {
+    const task = decodeTask(n);
+    const want = reference(task);
+    const cache = new simd.KVCache({ batch: 1, heads, headDim: d, valueDim: d, capacity: n });
+    let tfjs = null;
+    try {
+      cache.append({ data: task.k, shape: [1, heads, n, d] }, { data: task.v, shape: [1, heads, n, d] });
+      const q = { data: task.q, shape: [1, heads, 1, d] };
+      const scale = 1 / Math.sqrt(d);
+      const attend = () => cache.attend(q, { scale }).output.data;
+      expectClose(`ours: KVCache.attend at n = ${n} vs the float64 reference`, attend(), want);
+      const copy = new Float32Array(task.k.length + task.v.length);
+      const runners = [
+        { runner: 'ours: KVCache.attend', fn: attend },
+        { runner: 'copy K and V once', fn: () => { copy.set(task.k); copy.set(task.v, task.k.length); } },
+      ];
+      if (tf) {
+        tfjs = tfjsRunners(tf, task);
+        for (const { runner, fn } of tfjs.runners) expectClose(`${runner} at n = ${n} vs the float64 reference`, fn(), want);
+        runners.push(...tfjs.runners);
+      }
+      const timed = await measureInTurns(runners, { samples: 7 });
+      runners.forEach(({ runner }, i) => results.push({ runner, n, heads, d, nq: 1, ms: timed[i].ms }));
+    } finally {
+      cache.dispose();
+      tfjs?.release();
+    }
+  }
+  const summary = sizes.map((n) => {
+    const ms = (name) => results.find((r) => r.runner === name && r.n === n)?.ms;
+    const ours = ms('ours: KVCache.attend'), copy = ms('copy K and V once');
+    const peer = Math.min(...results.filter((r) => r.n === n && r.runner.startsWith(TFJS)).map((r) => r.ms));
+    return `decode ${heads} heads, d = ${d}, nq = 1, n = ${n}: attend ${ours.toFixed(3)} ms, copying K and V once ` +
+      `${copy.toFixed(3)} ms: ${goal(ours / copy, '≤', DECODE_GOALS.perCopy)}; ` +
+      (peer === Infinity ? 'tfjs-wasm not measured'
+        : `tfjs-wasm over resident tensors ${peer.toFixed(3)} ms: ours ${goal(peer / ours, '≥', DECODE_GOALS.vsTfjs)} faster`);
+  });
+  return { results, summary };
+}

@@ -1,0 +1,49 @@
+// The 2x16 GEMM micro-kernel's own throughput, measured in wasm inside this Node process, for the
+// ratio SDPA / micro-kernel that `npm run bench` prints. The micro-kernel is internal (cpp/src),
+// so the timing code lives in the C++ kernel bench (cpp/bench/kernel_bench.cpp), built with em++
+// as a node program (build/bench-wasm-simd, as scripts/bench-kernels.sh builds it) and required
+// here with the argument `microkernel`: the shipped package carries no benchmark entry point, and
+// the figure comes from the same process, V8 and moment as the SDPA figures beside it.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+
+const require = createRequire(import.meta.url);
+const DIR = 'build/bench-wasm-simd';
+
+function build() {
+  const env = { ...process.env, NODE_PATH: '/usr/share/nodejs' }; // emcc's JS optimizer needs acorn
+  const run = (cmd, args) => execFileSync(cmd, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (!existsSync(`${DIR}/CMakeCache.txt`)) {
+    run('emcmake', ['cmake', '-S', '.', '-B', DIR, '-DCMAKE_BUILD_TYPE=Release', '-DATTN_SIMD=ON', '-DATTN_BUILD_BENCH=ON']);
+  }
+  run('cmake', ['--build', DIR, '-j2', '--target', 'kernel_bench']);
+}
+
+/** Builds (incrementally) and runs the micro-kernel row: { kernel, d, gflops }. */
+export async function microkernelThroughput() {
+  build();
+  const lines = [];
+  const path = resolve(`${DIR}/kernel_bench.cjs`);
+  delete require.cache[path];
+  await new Promise((done, fail) => {
+    // Read by cpp/bench/kernel_bench_pre.js while the module loads; main() runs once the wasm is
+    // instantiated, then postRun.
+    globalThis.attnKernelBench = {
+      arguments: ['microkernel'],
+      print: (line) => lines.push(line),
+      printErr: (line) => process.stderr.write(`${line}\n`),
+      postRun: [done],
+      onAbort: (what) => fail(new Error(`kernel_bench aborted: ${what}`)),
+    };
+    try {
+      require(path);
+    } catch (error) {
+      fail(error);
+    }
+  }).finally(() => { delete globalThis.attnKernelBench; });
+  const row = lines.map((line) => JSON.parse(line)).find((r) => r.row === 'microkernel');
+  if (!row) throw new Error(`kernel_bench printed no micro-kernel row: ${lines.join(' | ')}`);
+  return row;
+}
