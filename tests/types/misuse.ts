@@ -39,6 +39,8 @@ attn.score(q, q, { fn: 'cosine' });
 attn.maskedSoftmax(q, new Float32Array([1]));
 // @ts-expect-error: additive attention needs its parameters
 attn.additiveAttention(q, q, q, { validLens: [1] });
+// @ts-expect-error: additive scores are not scaled
+attn.additiveAttention(q, q, q, { Wq: q, Wk: q, wv: q, scale: 2 });
 
 // @ts-expect-error: the config needs numHeads
 new attn.MultiHeadAttention({ embedDim: 4 });

@@ -179,7 +179,8 @@ export function createFunctions(module) {
   // What both attention functions and their backward passes read: q, k, v, the options, the
   // score parameters (additive) and the mask.
   function readAttention(q, k, v, options, fn, extraKeys = []) {
-    const keys = fn === 'additive' ? [...ATTENTION_OPTIONS, 'Wq', 'Wk', 'wv'] : ATTENTION_OPTIONS;
+    // Additive scores are not scaled: additive attention reads no `scale`.
+    const keys = fn === 'additive' ? [...ATTENTION_OPTIONS.filter((key) => key !== 'scale'), 'Wq', 'Wk', 'wv'] : ATTENTION_OPTIONS;
     const o = readOptions('options', options, [...keys, ...extraKeys]);
     const qr = readBatch('q', q);
     const kr = readBatch('k', k);

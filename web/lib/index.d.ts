@@ -93,7 +93,8 @@ export interface ScaledDotProductOptions extends MaskOptions {
   weights?: boolean;
 }
 
-export interface AdditiveOptions extends ScaledDotProductOptions {
+/** Additive scores w_vᵀ tanh(W_q q + W_k k) are not scaled: there is no `scale` option. */
+export interface AdditiveOptions extends Omit<ScaledDotProductOptions, 'scale'> {
   /** [h, dq] (PyTorch nn.Linear layout [out, in]). */
   Wq: Tensor;
   /** [h, dk] */
