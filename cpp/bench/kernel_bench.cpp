@@ -19,7 +19,7 @@
 
 #include "attn/attention.hpp"
 #include "attn/kv_cache.hpp"
-#include "gemm.hpp"
+#include "kernels/gemm.hpp"
 
 namespace {
 

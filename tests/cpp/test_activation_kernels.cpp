@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "activation_kernels.hpp"
+#include "kernels/activation_kernels.hpp"
 
 namespace {
 

@@ -16,8 +16,8 @@
 
 #include "attn/attention.hpp"
 #include "attn/mask.hpp"
-#include "dropout.hpp"
-#include "fused_attention.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/fused_attention.hpp"
 #include "reference.hpp"
 
 using attn::Index;

@@ -10,9 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "gemm.hpp"
-#include "row_kernels.hpp"
-#include "simd/f32x4.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/row_kernels.hpp"
+#include "kernels/simd/f32x4.hpp"
 
 using attn::Index;
 

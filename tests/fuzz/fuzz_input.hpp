@@ -12,7 +12,7 @@
 #include <limits>
 #include <vector>
 
-#include "random_stream.hpp"
+#include "kernels/random_stream.hpp"
 
 namespace fuzz {
 

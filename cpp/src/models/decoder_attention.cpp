@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "activation_kernels.hpp"
-#include "gemm.hpp"
+#include "kernels/activation_kernels.hpp"
+#include "kernels/gemm.hpp"
 
 namespace attn::detail {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "attn/tensor.hpp"
-#include "dropout.hpp"
+#include "kernels/dropout.hpp"
 
 namespace attn::detail {
 

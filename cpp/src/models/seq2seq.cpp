@@ -9,7 +9,7 @@
 #include "checks.hpp"
 #include "models/seq2seq_parameters.hpp"
 #include "models/seq2seq_pass.hpp"
-#include "random_stream.hpp"
+#include "kernels/random_stream.hpp"
 
 namespace attn {
 

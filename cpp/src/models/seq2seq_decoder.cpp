@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "gemm.hpp"
+#include "kernels/gemm.hpp"
 
 namespace attn::detail {
 

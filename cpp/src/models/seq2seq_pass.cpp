@@ -1,7 +1,7 @@
 #include "models/seq2seq_pass.hpp"
 
 #include "attn/embedding.hpp"
-#include "gemm.hpp"
+#include "kernels/gemm.hpp"
 
 namespace attn::detail {
 

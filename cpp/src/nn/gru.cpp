@@ -4,10 +4,10 @@
 #include <cmath>
 #include <string>
 
-#include "activation_kernels.hpp"
+#include "kernels/activation_kernels.hpp"
 #include "checks.hpp"
-#include "dropout.hpp"
-#include "gemm.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/gemm.hpp"
 #include "nn/gru_layer.hpp"
 
 namespace attn {

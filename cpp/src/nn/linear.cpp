@@ -1,7 +1,7 @@
 #include "attn/linear.hpp"
 
 #include "checks.hpp"
-#include "gemm.hpp"
+#include "kernels/gemm.hpp"
 
 namespace attn {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "checks.hpp"
-#include "row_mask.hpp"
+#include "kernels/row_mask.hpp"
 
 namespace attn {
 

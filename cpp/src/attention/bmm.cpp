@@ -1,7 +1,7 @@
 #include "attn/bmm.hpp"
 
 #include "checks.hpp"
-#include "gemm.hpp"
+#include "kernels/gemm.hpp"
 
 namespace attn {
 

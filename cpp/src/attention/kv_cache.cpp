@@ -8,8 +8,8 @@
 #include <string>
 
 #include "checks.hpp"
-#include "fused_attention.hpp"
-#include "gemm.hpp"
+#include "kernels/fused_attention.hpp"
+#include "kernels/gemm.hpp"
 
 namespace attn {
 

@@ -1,3 +1,6 @@
+// The similarity kernels of attn/kernels.hpp (Gaussian, boxcar, Epanechnikov, constant), not
+// compute kernels: those live in cpp/src/kernels/.
+
 #include "attn/kernels.hpp"
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 #include "attn/softmax.hpp"
 
 #include "checks.hpp"
-#include "row_kernels.hpp"
-#include "row_mask.hpp"
+#include "kernels/row_kernels.hpp"
+#include "kernels/row_mask.hpp"
 
 namespace attn {
 

@@ -6,11 +6,11 @@
 #include "attend.hpp"
 #include "attn/attention.hpp"
 #include "checks.hpp"
-#include "dropout.hpp"
-#include "fused_attention.hpp"
-#include "gemm.hpp"
-#include "row_kernels.hpp"
-#include "row_mask.hpp"
+#include "kernels/dropout.hpp"
+#include "kernels/fused_attention.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/row_kernels.hpp"
+#include "kernels/row_mask.hpp"
 #include "score_matrix.hpp"
 
 namespace attn {

@@ -5,9 +5,9 @@
 
 #include "attn/linear.hpp"
 #include "checks.hpp"
-#include "fused_attention.hpp"
-#include "gemm.hpp"
-#include "random_stream.hpp"
+#include "kernels/fused_attention.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/random_stream.hpp"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "checks.hpp"
-#include "gemm.hpp"
+#include "kernels/gemm.hpp"
 #include "score_matrix.hpp"
 
 namespace attn {
