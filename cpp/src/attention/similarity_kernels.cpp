@@ -1,11 +1,10 @@
 // The similarity kernels of attn/kernels.hpp (Gaussian, boxcar, Epanechnikov, constant), not
 // compute kernels: those live in cpp/src/kernels/.
 
-#include "attn/kernels.hpp"
-
 #include <algorithm>
 #include <cmath>
 
+#include "attn/kernels.hpp"
 #include "checks.hpp"
 
 namespace attn {

@@ -7,9 +7,9 @@
 #include "attn/cross_entropy.hpp"
 #include "attn/embedding.hpp"
 #include "checks.hpp"
+#include "kernels/random_stream.hpp"
 #include "models/seq2seq_parameters.hpp"
 #include "models/seq2seq_pass.hpp"
-#include "kernels/random_stream.hpp"
 
 namespace attn {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <string>
 
-#include "kernels/activation_kernels.hpp"
 #include "checks.hpp"
+#include "kernels/activation_kernels.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/gemm.hpp"
 #include "nn/gru_layer.hpp"
