@@ -5,9 +5,8 @@
 // dO Vᵀ, dS K, dSᵀ Q, Pᵀ dO). Each runner is checked before it is timed: our dq rows against a
 // float64 reference, and tfjs's dq, dk, dv against ours element by element.
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { scaledDotProductAttentionBackward } from '../../tests/js/reference.js';
-import { PeerMismatchError, oneLine, queryRows } from './peers.js';
+import { PeerMismatchError, loadTfjsWasm, oneLine, queryRows } from './peers.js';
 import { measureInTurns } from './timing.js';
 
 const require = createRequire(import.meta.url);
@@ -37,16 +36,11 @@ function checkOurs(name, grads, task) {
   rows.forEach((i, r) => expectClose(`${name} dq row ${i} at n = ${task.n}`, grads.dq.data.subarray(i * task.d, (i + 1) * task.d), want[r]));
 }
 
-// TensorFlow.js with every gradient registered (@tensorflow/tfjs, which shares the one
-// tfjs-core with the forward peer), on the wasm backend, one thread, SIMD.
+// TensorFlow.js with every gradient registered (@tensorflow/tfjs: tfjs-core alone registers
+// none; it shares the one tfjs-core with the forward peer), on the same wasm backend setup.
 async function loadTfjsGradients() {
-  const tf = require('@tensorflow/tfjs');
-  const wasm = require('@tensorflow/tfjs-backend-wasm');
-  wasm.setWasmPaths(join(dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json')), 'dist') + '/');
-  wasm.setThreadsCount(1);
-  if (!(await tf.env().getAsync('WASM_HAS_SIMD_SUPPORT'))) throw new Error('WebAssembly SIMD not available');
-  if (!(await tf.setBackend('wasm'))) throw new Error("tf.setBackend('wasm') failed");
-  await tf.ready();
+  require('@tensorflow/tfjs');
+  const tf = await loadTfjsWasm();
   let held = [];
   return {
     name: 'tfjs-wasm tf.grads',
