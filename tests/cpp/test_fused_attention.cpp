@@ -137,3 +137,19 @@ TEST_CASE("Logits of 1e4 over many blocks stay finite and exact", "[fused]") {
   const auto got = attn::scaled_dot_product_attention(q, k, v, options, false);
   ref::check_close(got.output, expected.output, ref::kSum, "output");
 }
+
+TEST_CASE("A query's output is the same bits alone as beside other queries", "[fused]") {
+  // Queries go through the kernel two at a time, an odd last one (and a decode step's single
+  // query) through a one-row tile: a row's sums must not depend on which tile it lands in.
+  const Index nq = 5, nk = 150, d = 24, dv = 20;
+  const Tensor3 q = ref::random_tensor(1, nq, d, 400), k = ref::random_tensor(1, nk, d, 401);
+  const Tensor3 v = ref::random_tensor(1, nk, dv, 402);
+  const auto together = attn::scaled_dot_product_attention(q, k, v, {}, false);
+  for (Index i = 0; i < nq; ++i) {
+    CAPTURE(i);
+    Tensor3 alone(1, 1, d);
+    std::copy(q.data.begin() + i * d, q.data.begin() + (i + 1) * d, alone.data.begin());
+    const auto single = attn::scaled_dot_product_attention(alone, k, v, {}, false);
+    for (Index c = 0; c < dv; ++c) CHECK(single.output.data[c] == together.output.data[i * dv + c]);
+  }
+}

@@ -1,6 +1,7 @@
 #include "fused_attention.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -22,45 +23,44 @@ constexpr Index kBlockKeys = 128;    // keys per online-softmax step: 32 KB of p
 constexpr Index kBlockQueries = 64;  // queries that pass over one key block while it is hot
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Scores of two query rows against the `len` keys of a packed block, into s0 and s1, and each
-// row's maximum taken on the way (the tiles are in registers then, which saves a pass).
-void score_block(const float* q0, const float* q1, const float* packed, Index d, Index len,
-                 float* s0, float* s1, float (&max)[2]) {
-  const F32x4 lowest = simd::splat(-std::numeric_limits<float>::infinity());
-  F32x4 max0 = lowest, max1 = lowest;
+template <int Rows>
+using RowPointers = std::array<float*, Rows>;
+
+// Scores of Rows query rows against the `len` keys of a packed block, into s[r], and each row's
+// maximum taken on the way (the tiles are in registers then, which saves a pass).
+template <int Rows>
+void score_block(const std::array<const float*, Rows>& q, const float* packed, Index d, Index len,
+                 const RowPointers<Rows>& s, float (&max)[Rows]) {
+  F32x4 running[Rows];
+  for (int r = 0; r < Rows; ++r) running[r] = simd::splat(kNegInf);
   const Index full_tiles_end = len / kTile * kTile;
   for (Index t = 0; t < len; t += kTile) {
-    F32x4 c0[4], c1[4];
-    f32_gemm_2x16(q0, q1, packed + t * d, d, kTile, c0, c1);
-    for (int n = 0; n < 4; ++n) {
-      simd::store(s0 + t + 4 * n, c0[n]);
-      simd::store(s1 + t + 4 * n, c1[n]);
-    }
-    if (t < full_tiles_end) {  // a partial tile's padded lanes must not count
-      for (int n = 0; n < 4; ++n) {
-        max0 = simd::max(max0, c0[n]);
-        max1 = simd::max(max1, c1[n]);
+    F32x4 c[Rows][4];
+    f32_gemm_tile<Rows>(q, packed + t * d, d, kTile, c);
+    for (int r = 0; r < Rows; ++r) {
+      for (int n = 0; n < 4; ++n) simd::store(s[r] + t + 4 * n, c[r][n]);
+      if (t < full_tiles_end) {  // a partial tile's padded lanes must not count
+        for (int n = 0; n < 4; ++n) running[r] = simd::max(running[r], c[r][n]);
       }
     }
   }
-  max[0] = simd::horizontal_max(max0);
-  max[1] = simd::horizontal_max(max1);
-  for (Index j = full_tiles_end; j < len; ++j) {
-    max[0] = simd::nan_max(max[0], s0[j]);
-    max[1] = simd::nan_max(max[1], s1[j]);
+  for (int r = 0; r < Rows; ++r) {
+    max[r] = simd::horizontal_max(running[r]);
+    for (Index j = full_tiles_end; j < len; ++j) max[r] = simd::nan_max(max[r], s[r][j]);
   }
 }
 
-// out = alpha * out + P (2 x len) * V (len x dv) for the two rows, V as packed panels of 16
-// columns (each [stride][16]) starting at key j0.
-void pool_block(const float* p0, const float* p1, const float* packed_v, Index stride, Index j0,
-                Index len, Index dv, const float (&alpha)[2], float* out0, float* out1) {
+// out[r] = alpha[r] * out[r] + P (Rows x len) * V (len x dv), V as packed panels of 16 columns
+// (each [stride][16]) starting at key j0.
+template <int Rows>
+void pool_block(const std::array<const float*, Rows>& p, const float* packed_v, Index stride,
+                Index j0, Index len, Index dv, const float (&alpha)[Rows],
+                const RowPointers<Rows>& out) {
   for (Index c = 0; c < dv; c += kTile) {
-    F32x4 acc0[4], acc1[4];
-    f32_gemm_2x16(p0, p1, packed_v + c * stride + j0 * kTile, len, kTile, acc0, acc1);
+    F32x4 acc[Rows][4];
+    f32_gemm_tile<Rows>(p, packed_v + c * stride + j0 * kTile, len, kTile, acc);
     const Index columns = std::min(kTile, dv - c);
-    store_row_tile(out0 + c, acc0, columns, &alpha[0]);
-    store_row_tile(out1 + c, acc1, columns, &alpha[1]);
+    for (int r = 0; r < Rows; ++r) store_row_tile(out[r] + c, acc[r], columns, &alpha[r]);
   }
 }
 
@@ -72,7 +72,8 @@ struct KeptBlock {
 };
 
 // One score matrix's forward: K and V packed once, then query blocks meet key blocks, two query
-// rows at a time (the micro-kernel's tile height).
+// rows at a time (the micro-kernel's best tile height). An odd last row, and a decode step's
+// single query, go through a one-row tile rather than beside a twin computed in vain.
 class FusedForward {
  public:
   FusedForward(const float* q, const PackedKeysValues& kv, Index nq, Index nk, Index d, Index dv,
@@ -87,9 +88,8 @@ class FusedForward {
         masked_(!mask.mask.empty()),
         skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
         scores_(static_cast<size_t>(2 * kBlockKeys)),
-        row_max_(static_cast<size_t>(nq + 1), kNegInf),
-        row_sum_(static_cast<size_t>(nq + 1), 0.0f),
-        spare_row_(static_cast<size_t>(dv), 0.0f) {}
+        row_max_(static_cast<size_t>(nq), kNegInf),
+        row_sum_(static_cast<size_t>(nq), 0.0f) {}
 
   void run(float* out, float* weights) {
     const Index key_blocks = round_up(nk_, kBlockKeys) / kBlockKeys;
@@ -98,8 +98,11 @@ class FusedForward {
       const Index query_end = std::min(nq_, query_start + kBlockQueries);
       for (Index j0 = 0; j0 < nk_; j0 += kBlockKeys) {
         for (Index i0 = query_start; i0 < query_end; i0 += 2) {
-          const Index r1 = i0 + 1 < query_end ? i0 + 1 : nq_;  // nq: the spare twin
-          pair_block(i0, r1, j0, query_start, out, weights);
+          if (i0 + 1 < query_end) {
+            tile_block<2>(i0, j0, query_start, out, weights);
+          } else {
+            tile_block<1>(i0, j0, query_start, out, weights);
+          }
         }
       }
       for (Index i = query_start; i < query_end; ++i) {
@@ -107,54 +110,72 @@ class FusedForward {
         for (Index c = 0; c < dv_; ++c) out[i * dv_ + c] *= inverse;
         if (weights) normalise_weights(i, query_start, weights + i * nk_);
       }
-      // The spare twin restarts with the next query block.
-      row_max_[static_cast<size_t>(nq_)] = kNegInf;
-      row_sum_[static_cast<size_t>(nq_)] = 0.0f;
     }
   }
 
  private:
-  // Query rows i0 and r1 (nq_: the spare twin of an odd last row, computed and thrown away)
-  // against key block j0: scores, mask, online-softmax step, pooling.
-  void pair_block(Index i0, Index r1, Index j0, Index query_start, float* out, float* weights) {
+  template <int Rows>
+  using RowMasks = std::array<RowMask, Rows>;
+
+  // Query rows i0 .. i0 + Rows - 1 against key block j0: scores, mask, online-softmax step,
+  // pooling.
+  template <int Rows>
+  void tile_block(Index i0, Index j0, Index query_start, float* out, float* weights) {
     const Index len = std::min(kBlockKeys, nk_ - j0);
-    const Index query[2] = {i0, r1 == nq_ ? i0 : r1};  // the query rows computed
-    const Index state[2] = {i0, r1};                   // where their running state lives
-    const RowMask masks[2] = {RowMask(mask_, nq_, nk_, query[0]),
-                              RowMask(mask_, nq_, nk_, query[1])};
-    Index count = keys_to_compute(masks, state, j0, len);
+    const RowMasks<Rows> masks = row_masks<Rows>(i0);
+    Index count = keys_to_compute<Rows>(masks, i0, j0, len);
     if (count == 0) {
-      if (weights) keep_weights(state, j0, len, 0, query_start, weights);
+      if (weights) keep_weights<Rows>(i0, j0, len, 0, query_start, weights);
       return;
     }
-    float block_max[2];
-    score_masked(query, masks, j0, count, block_max);
-    if (count < len && !tail_vanishes(masks, state, j0, count, len, block_max)) {
+    float block_max[Rows];
+    score_masked<Rows>(masks, i0, j0, count, block_max);
+    if (count < len && !tail_vanishes<Rows>(masks, i0, j0, count, len, block_max)) {
       count = len;  // the row's max stayed near the fill: the hidden tail counts after all
-      score_masked(query, masks, j0, count, block_max);
+      score_masked<Rows>(masks, i0, j0, count, block_max);
     }
-    float alpha[2];
-    for (int r = 0; r < 2; ++r) {
-      alpha[r] = f32_online_softmax_step(row(r), count, block_max[r], j0 == 0,
-                                         row_max_[static_cast<size_t>(state[r])],
-                                         row_sum_[static_cast<size_t>(state[r])]);
+    float alpha[Rows];
+    RowPointers<Rows> rows_out;
+    for (int r = 0; r < Rows; ++r) {
+      const auto i = static_cast<size_t>(i0 + r);
+      alpha[r] =
+          f32_online_softmax_step(row(r), count, block_max[r], j0 == 0, row_max_[i], row_sum_[i]);
+      rows_out[r] = out + (i0 + r) * dv_;
     }
-    float* out1 = r1 == nq_ ? spare_row_.data() : out + r1 * dv_;
-    pool_block(row(0), row(1), kv_.values, kv_.stride, j0, count, dv_, alpha, out + i0 * dv_, out1);
-    if (weights) keep_weights(state, j0, len, count, query_start, weights);
+    const float* exps = scores_.data();
+    pool_block<Rows>(rows<Rows>(exps, kBlockKeys), kv_.values, kv_.stride, j0, count, dv_, alpha,
+                     rows_out);
+    if (weights) keep_weights<Rows>(i0, j0, len, count, query_start, weights);
+  }
+
+  template <int Rows>
+  RowMasks<Rows> row_masks(Index i0) const {
+    if constexpr (Rows == 1) {
+      return {RowMask(mask_, nq_, nk_, i0)};
+    } else {
+      return {RowMask(mask_, nq_, nk_, i0), RowMask(mask_, nq_, nk_, i0 + 1)};
+    }
+  }
+
+  // Rows consecutive rows of a row-major matrix, starting at `first`.
+  template <int Rows, typename T>
+  static std::array<T*, Rows> rows(T* first, Index stride) {
+    std::array<T*, Rows> pointers;
+    for (int r = 0; r < Rows; ++r) pointers[r] = first + r * stride;
+    return pointers;
   }
 
   float* row(int r) { return scores_.data() + r * kBlockKeys; }
 
-  // How many keys of block [j0, j0 + len) the pair computes: 0 when both rows skip the block
-  // (RowMask::skips), else up to the later row's visible end rounded up to a whole tile (a
+  // How many keys of block [j0, j0 + len) the tile computes: 0 when every row skips the block
+  // (RowMask::skips), else up to the latest row's visible end rounded up to a whole tile (a
   // guess that tail_vanishes confirms once the block's max is known), or the whole block.
-  Index keys_to_compute(const RowMask (&masks)[2], const Index (&state)[2], Index j0,
-                        Index len) const {
+  template <int Rows>
+  Index keys_to_compute(const RowMasks<Rows>& masks, Index i0, Index j0, Index len) const {
     if (!skipping_) return len;
     Index count = 0;
-    for (int r = 0; r < 2; ++r) {
-      if (masks[r].skips(j0, len, row_max_[static_cast<size_t>(state[r])])) continue;
+    for (int r = 0; r < Rows; ++r) {
+      if (masks[r].skips(j0, len, row_max_[static_cast<size_t>(i0 + r)])) continue;
       const Index visible = masks[r].visible_end() - j0;
       count = std::max(count, visible > 0 ? round_up(std::min(visible, len), kTile) : len);
     }
@@ -163,22 +184,24 @@ class FusedForward {
 
   // Whether keys [j0 + count, j0 + len), left out, pass the same skip decision against the
   // max each row has once the computed keys are in.
-  bool tail_vanishes(const RowMask (&masks)[2], const Index (&state)[2], Index j0, Index count,
-                     Index len, const float (&block_max)[2]) const {
-    for (int r = 0; r < 2; ++r) {
-      const float max = simd::nan_max(row_max_[static_cast<size_t>(state[r])], block_max[r]);
+  template <int Rows>
+  bool tail_vanishes(const RowMasks<Rows>& masks, Index i0, Index j0, Index count, Index len,
+                     const float (&block_max)[Rows]) const {
+    for (int r = 0; r < Rows; ++r) {
+      const float max = simd::nan_max(row_max_[static_cast<size_t>(i0 + r)], block_max[r]);
       if (!masks[r].skips(j0 + count, len - count, max)) return false;
     }
     return true;
   }
 
-  // The pair's scores against keys [j0, j0 + count), masked, and each row's max.
-  void score_masked(const Index (&query)[2], const RowMask (&masks)[2], Index j0, Index count,
-                    float (&block_max)[2]) {
-    score_block(q_ + query[0] * d_, q_ + query[1] * d_, kv_.keys + j0 * d_, d_, count, row(0),
-                row(1), block_max);
+  // The tile's scores against keys [j0, j0 + count), masked, and each row's max.
+  template <int Rows>
+  void score_masked(const RowMasks<Rows>& masks, Index i0, Index j0, Index count,
+                    float (&block_max)[Rows]) {
+    score_block<Rows>(rows<Rows>(q_ + i0 * d_, d_), kv_.keys + j0 * d_, d_, count,
+                      rows<Rows>(scores_.data(), kBlockKeys), block_max);
     if (!masked_) return;
-    for (int r = 0; r < 2; ++r) {
+    for (int r = 0; r < Rows; ++r) {
       if (!masks[r].changes(j0, count)) continue;
       masks[r].apply(row(r), j0, count);
       block_max[r] = f32_row_max(row(r), count);
@@ -187,11 +210,10 @@ class FusedForward {
 
   // With weights requested: the block's exp(s - running max) go straight into the weights, the
   // keys not computed as 0, to be normalised once the row's max and sum are final.
-  void keep_weights(const Index (&state)[2], Index j0, Index len, Index count, Index query_start,
-                    float* weights) {
-    for (int r = 0; r < 2; ++r) {
-      const Index i = state[r];
-      if (i == nq_) continue;  // the spare twin keeps nothing
+  template <int Rows>
+  void keep_weights(Index i0, Index j0, Index len, Index count, Index query_start, float* weights) {
+    for (int r = 0; r < Rows; ++r) {
+      const Index i = i0 + r;
       float* w = weights + i * nk_ + j0;
       std::copy(row(r), row(r) + count, w);
       std::fill(w + count, w + len, 0.0f);
@@ -219,9 +241,8 @@ class FusedForward {
   Index nq_, nk_, d_, dv_;
   const MaskContext& mask_;
   bool masked_, skipping_;
-  // Two rows of scores, then of exp(s - max); running max and sum per query (index nq: the
-  // spare twin, whose output row spare_row_ is thrown away).
-  std::vector<float> scores_, row_max_, row_sum_, spare_row_;
+  // Two rows of scores, then of exp(s - max); running max and sum per query.
+  std::vector<float> scores_, row_max_, row_sum_;
   std::vector<KeptBlock> kept_;  // [kBlockQueries][key blocks], with weights requested
 };
 

@@ -48,14 +48,20 @@ void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const floa
   for (Index block = 0; block < panels; block += kPanelsPerBlock) {
     const Index block_end = std::min(panels, block + kPanelsPerBlock);
     for (Index i0 = 0; i0 < m; i0 += 2) {
-      const Index i1 = std::min(i0 + 1, m - 1);  // an odd last row pairs with itself
       for (Index p = block; p < block_end; ++p) {
-        F32x4 c0[4], c1[4];
-        f32_gemm_2x16(a + i0 * lda, a + i1 * lda, packed + p * panel_stride, depth, kPanel, c0, c1);
+        const float* b = packed + p * panel_stride;
         const Index columns = std::min(kPanel, n - p * kPanel);
-        store_row_tile(c + i0 * ldc + p * kPanel, c0, columns, alpha);
-        // The odd last row's twin must not be stored twice (it would accumulate twice).
-        if (i1 != i0) store_row_tile(c + i1 * ldc + p * kPanel, c1, columns, alpha);
+        float* c0 = c + i0 * ldc + p * kPanel;
+        if (i0 + 1 == m) {  // an odd last row: a tile of its own
+          F32x4 acc[1][4];
+          f32_gemm_tile<1>({a + i0 * lda}, b, depth, kPanel, acc);
+          store_row_tile(c0, acc[0], columns, alpha);
+          continue;
+        }
+        F32x4 acc[2][4];
+        f32_gemm_tile<2>({a + i0 * lda, a + (i0 + 1) * lda}, b, depth, kPanel, acc);
+        store_row_tile(c0, acc[0], columns, alpha);
+        store_row_tile(c0 + ldc, acc[1], columns, alpha);
       }
     }
   }

@@ -2,6 +2,7 @@
 // Matrix products on the portable f32x4 layer: one register-blocked micro-kernel serves the
 // attention scores, the pooling, the projections of multi-head attention and bmm.
 
+#include <array>
 #include <vector>
 
 #include "attn/tensor.hpp"
@@ -13,29 +14,37 @@ constexpr Index kPanel = 16;  // columns of B per micro-kernel call: 4 vectors
 
 inline Index round_up(Index n, Index to) { return (n + to - 1) / to * to; }
 
-// The micro-kernel: C (2 rows x 16 columns) = A (2 rows x depth) * B (depth x 16, row stride
-// ldb), in registers. Two rows by 16 columns is 8 accumulators: with the 4 B loads and 2
+// The micro-kernel: C (Rows x 16 columns) = A (Rows x depth, row r from a[r]) * B (depth x 16, row
+// stride ldb), in registers. Two rows by 16 columns is 8 accumulators: with the 4 B loads and 2
 // broadcasts that is 14 live vectors, within the 16 registers V8 gives wasm SIMD on x86 (2x16
-// measured best). Its scalar twin is the same code on the scalar F32x4 backend.
-inline void f32_gemm_2x16(const float* a0, const float* a1, const float* b, Index depth, Index ldb,
-                          simd::F32x4 (&c0)[4], simd::F32x4 (&c1)[4]) {
+// measured best). One row serves what has no partner: the odd last row of a product and the
+// single query of a decode step, which a 2-row tile would compute twice. Each row sums over
+// depth in the same order whatever Rows is, so a row's result does not depend on its partner.
+// Its scalar twin is the same code on the scalar F32x4 backend.
+template <int Rows>
+inline void f32_gemm_tile(const std::array<const float*, Rows>& a, const float* b, Index depth,
+                          Index ldb, simd::F32x4 (&c)[Rows][4]) {
+  static_assert(Rows == 1 || Rows == 2, "tiles are 1 or 2 rows high");
   constexpr int N = 4;
-  for (int n = 0; n < N; ++n) c0[n] = c1[n] = simd::splat(0.0f);
+  const float* row[Rows];
+  for (int r = 0; r < Rows; ++r) {
+    row[r] = a[r];
+    for (int n = 0; n < N; ++n) c[r][n] = simd::splat(0.0f);
+  }
   // Pointers that step, not an index t scaled into three addresses: wasm has no scaled
   // addressing, so V8 would compute each one, and this loop is short of instruction slots
   // (2x16 kernel at depth 64: 39 vs 35 GFLOP/s).
-  for (const float* const end = a0 + depth; a0 != end; ++a0, ++a1, b += ldb) {
-    const simd::F32x4 x0 = simd::splat(*a0);
-    const simd::F32x4 x1 = simd::splat(*a1);
+  for (const float* const end = row[0] + depth; row[0] != end; b += ldb) {
+    simd::F32x4 x[Rows];
+    for (int r = 0; r < Rows; ++r) x[r] = simd::splat(*row[r]++);
     for (int n = 0; n < N; ++n) {
       const simd::F32x4 y = simd::load(b + 4 * n);
-      c0[n] = simd::multiply_add(x0, y, c0[n]);
-      c1[n] = simd::multiply_add(x1, y, c1[n]);
+      for (int r = 0; r < Rows; ++r) c[r][n] = simd::multiply_add(x[r], y, c[r][n]);
     }
   }
 }
 
-// Writes one row of a 2x16 accumulator tile: out[0, columns) = acc, or alpha * out + acc when
+// Writes one row of an accumulator tile: out[0, columns) = acc, or alpha * out + acc when
 // `alpha` is given (1 accumulates; the online softmax passes its rescaling factor). A partial
 // tile (columns < 16) goes through a local row, so nothing past `columns` is read or written.
 inline void store_row_tile(float* out, const simd::F32x4 (&acc)[4], Index columns,
