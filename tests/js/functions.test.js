@@ -349,6 +349,18 @@ for (const attn of backends) {
         assertClose(got.weights, want.weights);
       });
 
+      test('null mask options mean no mask (PyTorch None); null for other options is a TypeError', () => {
+        const r = mulberry32(43);
+        const [qq, kk, vv] = [randomTensor(r, [2, 3, 4]), randomTensor(r, [2, 5, 4]), randomTensor(r, [2, 5, 3])];
+        const none = { validLens: null, mask: null, causal: null, fill: null };
+        const got = attn.scaledDotProductAttention(qq, kk, vv, { ...none, weights: true });
+        const want = ref.scaledDotProductAttention(qq, kk, vv);
+        assertClose(got.output, want.output, { label: 'output' });
+        assertClose(got.weights, want.weights, { label: 'weights' });
+        assert.throws(() => attn.scaledDotProductAttention(qq, kk, vv, { weights: null }),
+          { name: 'TypeError', message: /^weights: expected a boolean, got null/ });
+      });
+
       test('a longer sequence (nq 33, nk 257, d 64, dv 17)', () => {
         const r = mulberry32(41);
         const qq = randomTensor(r, [1, 33, 64]);

@@ -7,6 +7,21 @@
 /** The key of the method that returns a live object's handle (internal to web/lib). */
 export const HANDLE = Symbol('handle');
 
+/**
+ * A new embind object of class Class, initialised by init(handle), which returns the core's
+ * Status. On failure the object is deleted before fail(status), which must throw, so a refused
+ * constructor leaks nothing.
+ */
+export function initialisedHandle(Class, init, fail) {
+  const handle = new Class();
+  const status = init(handle);
+  if (status.kind) {
+    handle.delete();
+    fail(status); // throws
+  }
+  return handle;
+}
+
 const finalizer = new FinalizationRegistry((handle) => handle.delete());
 
 export class Owned {

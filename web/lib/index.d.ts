@@ -67,22 +67,23 @@ export interface AttentionResultWithWeights extends AttentionResult {
   weights: Tensor;
 }
 
+/** Every mask option may also be null, meaning no such mask (PyTorch's None). */
 export interface MaskOptions {
-  validLens?: ValidLens;
+  validLens?: ValidLens | null;
   /** Query i sees only keys j <= i. */
-  causal?: boolean;
+  causal?: boolean | null;
   /**
    * The score a masked position gets before the softmax. Default -1e6 (d2l): a fully masked
    * row becomes uniform. -Infinity makes it NaN, as PyTorch does. It must be a number float32
    * can hold (|fill| <= 3.4e38) or -Infinity: -1e39 (which float32 would turn into -Infinity),
    * +Infinity and NaN are RangeErrors.
    */
-  fill?: number;
+  fill?: number | null;
 }
 
 export interface ScaledDotProductOptions extends MaskOptions {
   /** [nq, nk] or [B, nq, nk]. */
-  mask?: ScoreMask;
+  mask?: ScoreMask | null;
   /** Default 1 / sqrt(d). */
   scale?: number;
   /** Inverted dropout on the weights, in [0, 1); default 0. */
@@ -143,15 +144,15 @@ export interface MultiHeadConfig {
 
 export interface MultiHeadForwardOptions extends MaskOptions {
   /** [B, S], 1 = padding (PyTorch's key_padding_mask). */
-  keyPaddingMask?: Uint8Array | Tensor<Uint8Array>;
+  keyPaddingMask?: Uint8Array | Tensor<Uint8Array> | null;
   /** [L, S] or [B * numHeads, L, S]; Uint8Array boolean or Float32Array additive. */
-  attnMask?: ScoreMask;
+  attnMask?: ScoreMask | null;
   /** Default true, as PyTorch. */
   needWeights?: boolean;
   /** Default true: weights [B, L, S]; false: [B, numHeads, L, S]. */
   averageAttnWeights?: boolean;
   /** Default -Infinity here (PyTorch): a query that sees no key gives NaN. */
-  fill?: number;
+  fill?: number | null;
 }
 
 export interface KVCacheConfig {

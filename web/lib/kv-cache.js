@@ -3,7 +3,7 @@
 // only the queries; the cache itself never crosses the boundary.
 
 import { describe, readFloat32, readOptions, readPositiveInteger, readSize, readTensor } from './arguments.js';
-import { HANDLE, Owned } from './handle.js';
+import { HANDLE, Owned, initialisedHandle } from './handle.js';
 import { check, output, withHeap } from './heap.js';
 
 // The core's names for the configuration, as JS spells them.
@@ -22,13 +22,9 @@ export function createKVCacheClass(module) {
       const headDim = readPositiveInteger('headDim', c.headDim);
       const valueDim = c.valueDim === undefined ? headDim : readPositiveInteger('valueDim', c.valueDim);
       const capacity = c.capacity === undefined ? 0 : readSize('capacity', c.capacity);
-      const handle = new module.KVCache();
       // The core refuses a capacity whose storage would pass 4 GiB (a RangeError naming it).
-      const status = handle.init(batch, heads, headDim, valueDim, capacity);
-      if (status.kind) {
-        handle.delete();
-        check(status, NAMES);
-      }
+      const handle = initialisedHandle(module.KVCache, (h) => h.init(batch, heads, headDim, valueDim, capacity),
+        (status) => check(status, NAMES));
       super(handle, 'KVCache');
       caches.add(this);
       this.config = Object.freeze({ batch, heads, headDim, valueDim });

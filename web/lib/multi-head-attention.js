@@ -7,6 +7,7 @@ import {
 } from './arguments.js';
 import { check, output, withHeap } from './heap.js';
 import { MASK_OPTIONS, PYTORCH_FILL, maskArg, readMask } from './mask.js';
+import { initialisedHandle } from './handle.js';
 import { HANDLE, createModelBase } from './model.js';
 import { tensorArg } from './tensor.js';
 
@@ -34,12 +35,9 @@ export function createMultiHeadAttentionClass(module, { KVCache, readCache }) {
       const vdim = readPositiveInteger('vdim', c.vdim === undefined ? embedDim : c.vdim);
       const bias = readBoolean('bias', c.bias, true);
       checkWeightsFit(embedDim, kdim, vdim);
-      const handle = new module.MultiHeadAttention();
-      const status = handle.init(embedDim, numHeads, kdim, vdim, bias);
-      if (status.kind) {
-        handle.delete();
+      const handle = initialisedHandle(module.MultiHeadAttention, (h) => h.init(embedDim, numHeads, kdim, vdim, bias), (status) => {
         throw new RangeError(`embedDim: could not create attention with embedDim ${embedDim}, kdim ${kdim}, vdim ${vdim}: ${status.message}`);
-      }
+      });
       super(handle, 'MultiHeadAttention');
       this.config = Object.freeze({ embedDim, numHeads, kdim, vdim, bias });
     }

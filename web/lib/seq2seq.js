@@ -6,6 +6,7 @@
 
 import { readBoolean, readFloat32, readOptions, readPositiveInteger, readSize, readTensor } from './arguments.js';
 import { check, output, withHeap } from './heap.js';
+import { initialisedHandle } from './handle.js';
 import { HANDLE, createModelBase } from './model.js';
 
 // The core's argument names, as this API spells them.
@@ -51,12 +52,7 @@ export function createSeq2SeqClass(module) {
         seed: readSize('seed', c.seed ?? 0, Number.MAX_SAFE_INTEGER),
         attention: readBoolean('attention', c.attention, true),
       };
-      const handle = new module.Seq2Seq();
-      const status = handle.init(fields);
-      if (status.kind) {
-        handle.delete();
-        check(status, NAMES);
-      }
+      const handle = initialisedHandle(module.Seq2Seq, (h) => h.init(fields), (status) => check(status, NAMES));
       super(handle, 'Seq2SeqAttention');
       this.config = Object.freeze(fields);
     }
