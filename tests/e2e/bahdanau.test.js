@@ -1,4 +1,4 @@
-// Browser tests of section 6, "Bahdanau attention: learning to align" (web/src/sections/
+// Browser tests of section 5, "Bahdanau attention: learning to align" (web/src/sections/
 // bahdanau.js and its training worker), in headless Chromium against the built site. The
 // shipped model (web/public/models/, from scripts/train-page-model.js) must translate d2l's
 // examples at once; a fresh run must learn (loss falls, the probe's heatmap changes, held-out
@@ -27,7 +27,7 @@ async function translate(page, text) {
   return (await output(page)).replace(/^→ /, '');
 }
 
-describe('section 6: Bahdanau attention', () => {
+describe('section 5: Bahdanau attention', () => {
   test('the shipped model translates d2l’s examples at once and flags unknown words', async () => {
     const { page, errors } = await open();
     assert.match(await page.textContent('#bahdanau-title'), /Bahdanau attention: learning to align/);

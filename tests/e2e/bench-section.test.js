@@ -1,4 +1,4 @@
-// Browser tests of section 5, the in-browser benchmark (web/src/sections/benchmark.js and its
+// Browser tests of section 6, the in-browser benchmark (web/src/sections/benchmark.js and its
 // worker, web/src/bench/worker.js), in headless Chromium against the built site in build/site/.
 // Most runs use ?bench.n=64,128 (two small sizes) for speed; the screenshots run the default
 // configuration, and the desktop one writes what it measured to build/screenshots/bench.json.
@@ -74,7 +74,7 @@ function assertDecode({ skipped, rows, maxDiffs }) {
   for (const diff of maxDiffs) assert.ok(diff < 1e-4, `decode output differs from plain JS by ${diff}`);
 }
 
-describe('section 5: the benchmark', () => {
+describe('section 6: the benchmark', () => {
   test('renders its explanation and controls, and keeps d in the URL', async () => {
     const { page, errors } = await open('?bench.d=32');
     assert.match(await page.textContent('#benchmark-title'), /Benchmark: attention in your browser/);
@@ -155,7 +155,7 @@ describe('section 5: the benchmark', () => {
     const diffs = await page.$$eval('#benchmark [data-plot="bench-table"] td[data-max-diff]', (tds) => tds.map((td) => Number(td.dataset.maxDiff)));
     assert.equal(diffs.length, 10);
     for (const diff of diffs) assert.ok(diff < 1e-4, `outputs differ by ${diff}`);
-    assert.match(await page.textContent('#benchmark .bench-status'), /outputs agree/);
+    assert.match(await page.textContent('#benchmark .bench-status'), /Every output agrees with plain JS in double precision/);
     const progressUpdates = await page.$eval('#benchmark', (s) => Number(s.dataset.progressUpdates));
     assert.ok(progressUpdates >= 1, `progress updated ${progressUpdates} times`);
     assert.equal(await page.$eval('#benchmark progress', (p) => p.value === p.max), true);
@@ -183,7 +183,7 @@ describe('section 5: the benchmark', () => {
     assert.equal(await runBenchmark(page, 90000), 'done');
     const elapsed = Date.now() - started;
     const { gflops, ratios } = await readTable(page);
-    assert.match(await page.textContent('#benchmark .bench-status'), /outputs agree/);
+    assert.match(await page.textContent('#benchmark .bench-status'), /Every output agrees with plain JS in double precision/);
     assert.deepEqual(Object.keys(gflops.simd), ['128', '256', '512', '1024']);
     assert.deepEqual(Object.keys(gflops.js), ['128', '256', '512'], 'plain JS stops at n = 512');
     assert.deepEqual(Object.keys(gflops.causal), ['128', '256', '512', '1024']);

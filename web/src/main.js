@@ -15,8 +15,8 @@ const SECTIONS = [
   ['kernel-regression', mountKernelRegression],
   ['scoring', mountScoring],
   ['multi-head', mountMultiHead],
-  ['benchmark', mountBenchmark],
   ['bahdanau', mountBahdanau],
+  ['benchmark', mountBenchmark],
 ];
 
 async function start() {

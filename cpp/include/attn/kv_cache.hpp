@@ -51,6 +51,9 @@ class KVCache {
   // the first length() - nq + i + 1 positions, causal against the newest nq positions (the
   // queries of the positions just appended). scale defaults to 1 / sqrt(head_dim). Throws
   // std::invalid_argument for another q shape, nq > length(), or a scale that is not finite.
+  // A decode step's few queries (nq of 1 to 4) read each block of 128 cached positions from
+  // memory once: the block's keys and values stay in cache while the queries pass over it, one
+  // or two rows at a time, with the online softmax carrying each row across blocks.
   void attend(const float* q, const std::vector<Index>& q_shape, float* out,
               std::optional<float> scale = std::nullopt) const;
 

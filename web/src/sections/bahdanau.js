@@ -43,7 +43,7 @@ const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 
 export function mountBahdanau(root) {
   const state = urlState('bd', { task: 'fra-eng', seed: 0, attention: true, cmp: 5 }, root.id);
-  const section = scaffold(root, { number: 6, title: 'Bahdanau attention: learning to align', state });
+  const section = scaffold(root, { number: 5, title: 'Bahdanau attention: learning to align', state });
   const { values } = state;
   if (!TASKS[values.task]) values.task = 'fra-eng';
   root.dataset.trainState = 'loading';

@@ -95,7 +95,7 @@ export function parseSizes(text) {
 
 export function mountBenchmark(root) {
   const state = urlState('bench', { d: 64, n: DEFAULT_SIZES.join(',') }, root.id);
-  const section = scaffold(root, { number: 5, title: 'Benchmark: attention in your browser', state });
+  const section = scaffold(root, { number: 6, title: 'Benchmark: attention in your browser', state });
   const { values } = state;
   root.dataset.benchState = 'idle';
   root.dataset.progressUpdates = '0';
@@ -240,8 +240,11 @@ export function mountBenchmark(root) {
       parts.push(`Decoding one token against ${longest.n} cached positions takes ${longest.ms.toFixed(2)} ms, ` +
         `${(longest.ms / longest.copyMs).toFixed(1)}× the time of copying the cache once.`);
     }
-    if (maxDiff <= AGREE) parts.push(`The outputs agree to ${maxDiff.toExponential(0)} (max |difference|).`);
-    else parts.push(`Warning: the outputs differ by up to ${maxDiff.toPrecision(2)}, more than float32 rounding explains: a bug.`);
+    if (maxDiff <= AGREE) {
+      parts.push(`Every output agrees with plain JS in double precision (checked on three rows) to ${maxDiff.toExponential(0)} (max |difference|).`);
+    } else {
+      parts.push(`Warning: an output differs from plain JS in double precision by up to ${maxDiff.toPrecision(2)}, more than float32 rounding explains: a bug.`);
+    }
     return parts.join(' ');
   }
 
