@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "additive_features.hpp"
 #include "attend.hpp"
 #include "attn/attention.hpp"
 #include "checks.hpp"
@@ -110,19 +111,9 @@ AdditiveAttentionGradients additive_attention_backward(const Tensor3& q, const T
 
     Matrix grad_projected_q = Matrix::Zero(nq, hidden);
     Matrix grad_projected_k = Matrix::Zero(nk, hidden);
-    for (Index i = 0; i < nq; ++i) {
-      for (Index j = 0; j < nk; ++j) {
-        const float ds = grad_scores(i, j);
-        if (ds == 0.0f) continue;
-        const Eigen::RowVectorXf features =
-            (projected_q.row(i) + projected_k.row(j)).array().tanh().matrix();
-        const Eigen::RowVectorXf grad_features =
-            ds * params.wv.transpose().cwiseProduct((1.0f - features.array().square()).matrix());
-        dparams.wv += ds * features.transpose();
-        grad_projected_q.row(i) += grad_features;
-        grad_projected_k.row(j) += grad_features;
-      }
-    }
+    detail::additive_scores_backward(
+        grad_scores.data(), nk, projected_q.data(), nq, projected_k.data(), nk, hidden,
+        params.wv.data(), grad_projected_q.data(), grad_projected_k.data(), dparams.wv.data());
     gradients.dq.view()[b] = grad_projected_q * params.Wq;
     gradients.dk.view()[b] = grad_projected_k * params.Wk;
     dparams.Wq += grad_projected_q.transpose() * qb;

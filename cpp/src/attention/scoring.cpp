@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string>
 
+#include "additive_features.hpp"
 #include "checks.hpp"
 #include "kernels/gemm.hpp"
 #include "score_matrix.hpp"
@@ -22,19 +23,12 @@ constexpr struct {
 
 // wv^T tanh(Wq q_i + Wk k_j): both projections are computed once per batch row, so the nq x nk
 // pairs cost only the tanh sum over the hidden size.
-void additive_scores(const ConstMatrixMap& q, const ConstMatrixMap& k, const ScoreParams& params,
-                     MatrixMap scores) {
+void additive_score_matrix(const ConstMatrixMap& q, const ConstMatrixMap& k,
+                           const ScoreParams& params, MatrixMap scores) {
   const Matrix projected_q = detail::matmul_transposed(q, params.Wq);
   const Matrix projected_k = detail::matmul_transposed(k, params.Wk);
-  for (Index i = 0; i < q.rows(); ++i) {
-    for (Index j = 0; j < k.rows(); ++j) {
-      scores(i, j) = (projected_q.row(i) + projected_k.row(j))
-                         .array()
-                         .tanh()
-                         .matrix()
-                         .dot(params.wv.transpose());
-    }
-  }
+  detail::additive_scores(projected_q.data(), q.rows(), projected_k.data(), k.rows(),
+                          params.wv.size(), params.wv.data(), scores.data(), scores.outerStride());
 }
 
 }  // namespace
@@ -89,7 +83,7 @@ void detail::score_matrix(ScoreFunction fn, const ConstMatrixMap& q, const Const
       }
       break;
     case ScoreFunction::Additive:
-      additive_scores(q, k, params, scores);
+      additive_score_matrix(q, k, params, scores);
       break;
     case ScoreFunction::General:
       scores = matmul_transposed(matmul(q, params.W), k);

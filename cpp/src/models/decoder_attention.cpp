@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/activation_kernels.hpp"
+#include "attention/additive_features.hpp"
 #include "kernels/gemm.hpp"
 
 namespace attn::detail {
@@ -37,24 +37,18 @@ DecoderAttention::DecoderAttention(const AdditiveWeights& weights, Matrix values
       hidden_(weights.w_q.rows()),
       valid_lens_(valid_lens, valid_lens + batch),
       dropout_(dropout),
-      features_(steps * batch * source_steps, hidden_),
+      projected_queries_(steps * batch, hidden_),
       weights_(steps * batch, source_steps) {}
 
 void DecoderAttention::step(Index t, const float* query, float* context) {
   const Index B = batch_, Ts = source_steps_, h = hidden_, H = values_.cols();
-  projected_query_ =
-      matmul_transposed_packed(ConstMatrixMap(query, B, w_.w_q.cols()), packed_q_t_, h);
+  float* projected = projected_queries_.data() + t * B * h;
+  f32_gemm_packed(query, w_.w_q.cols(), B, w_.w_q.cols(), packed_q_t_.data(), h, projected, h);
   float* weights = weights_.data() + t * B * Ts;
   for (Index b = 0; b < B; ++b) {
-    const float* qp = projected_query_.data() + b * h;
     float* scores = weights + b * Ts;
-    for (Index j = 0; j < Ts; ++j) {
-      const float* kp = projected_keys_.data() + (b * Ts + j) * h;
-      float* f = features_.data() + ((t * B + b) * Ts + j) * h;
-      for (Index c = 0; c < h; ++c) f[c] = qp[c] + kp[c];
-      f32_tanh(f, f, h);
-      scores[j] = ConstMatrixMap(f, 1, h).row(0).dot(w_.w_v.transpose());
-    }
+    additive_scores(projected + b * h, 1, projected_keys_.data() + b * Ts * h, Ts, h, w_.w_v.data(),
+                    scores, Ts);
     masked_softmax_row(scores, Ts, valid_lens_[static_cast<size_t>(b)]);
     float* out = context + b * H;
     std::fill(out, out + H, 0.0f);
@@ -80,7 +74,7 @@ void DecoderAttention::step_backward(Index t, const float* dcontext, float* dque
     d_w_v_ = Vector::Zero(h);
     packed_q_ = pack(w_.w_q);
   }
-  std::vector<float> d_weights(static_cast<size_t>(Ts));
+  std::vector<float> d_weights(static_cast<size_t>(Ts)), d_scores(static_cast<size_t>(Ts));
   for (Index b = 0; b < B; ++b) {
     const float* p = weights(t) + b * Ts;
     const float* dout = dcontext + b * H;
@@ -99,19 +93,17 @@ void DecoderAttention::step_backward(Index t, const float* dcontext, float* dque
       d_weights[static_cast<size_t>(j)] = factor * dp;
       delta += p[j] * factor * dp;
     }
-    float* dqp = d_projected_queries_.data() + (t * B + b) * h;
-    const Index valid = valid_lens_[static_cast<size_t>(b)];
-    for (Index j = 0; j < std::min(valid, Ts); ++j) {
-      const float ds = p[j] * (d_weights[static_cast<size_t>(j)] - delta);
-      const float* f = features_.data() + ((t * B + b) * Ts + j) * h;
-      float* dkp = d_projected_keys_.data() + (b * Ts + j) * h;
-      for (Index c = 0; c < h; ++c) {
-        const float df = ds * w_.w_v[c] * (1.0f - f[c] * f[c]);
-        d_w_v_[c] += ds * f[c];
-        dqp[c] += df;
-        dkp[c] += df;
-      }
+    // Masked scores were replaced by the fill, a constant: no gradient reaches them.
+    const Index valid = std::min(static_cast<Index>(valid_lens_[static_cast<size_t>(b)]), Ts);
+    for (Index j = 0; j < Ts; ++j) {
+      d_scores[static_cast<size_t>(j)] =
+          j < valid ? p[j] * (d_weights[static_cast<size_t>(j)] - delta) : 0.0f;
     }
+    const Index row = t * B + b;
+    additive_scores_backward(d_scores.data(), Ts, projected_queries_.data() + row * h, 1,
+                             projected_keys_.data() + b * Ts * h, Ts, h, w_.w_v.data(),
+                             d_projected_queries_.data() + row * h,
+                             d_projected_keys_.data() + b * Ts * h, d_w_v_.data());
   }
   // dquery = d(W_q q) W_q, [B, h] x [h, H].
   f32_gemm_packed(d_projected_queries_.data() + t * B * h, h, B, h, packed_q_.data(), w_.w_q.cols(),

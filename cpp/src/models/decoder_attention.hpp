@@ -6,7 +6,8 @@
 //   weights = masked_softmax(s),  context_b = sum_j dropout(weights)_bj v_bj.
 // attn::additive_attention computes the same for a [B, nq, nk] batch, but re-projects the keys on
 // every call; a decoder asks T times with one query each, so here W_k k is computed once per
-// sequence, W_q q once per step for the whole batch, and the features are kept for the backward.
+// sequence and W_q q once per step for the whole batch, both kept for the backward; the scores
+// from them are the shared additive_scores (attention/additive_features.hpp).
 
 #include <cstdint>
 #include <vector>
@@ -51,9 +52,8 @@ class DecoderAttention {
   Index batch_, source_steps_, steps_, hidden_;
   std::vector<int32_t> valid_lens_;
   Dropout dropout_;
-  Matrix projected_query_;  // [B, h] scratch
-  Matrix features_;         // [T * B * Ts, h]
-  Matrix weights_;          // [T * B, Ts]
+  Matrix projected_queries_;  // [T * B, h]: W_q q of every step
+  Matrix weights_;            // [T * B, Ts]
   // Backward state.
   Matrix d_values_, d_projected_keys_, d_projected_queries_;  // [B Ts, H], [B Ts, h], [T B, h]
   Vector d_w_v_;
