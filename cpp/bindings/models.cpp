@@ -74,14 +74,10 @@ class MultiHeadHandle {
 
   std::string parameterSpecs() const { return parameter_specs_json(mha_->parameters()); }
 
-  // Every parameter from one flat buffer laid out as stateDict() writes it. JS has checked every
-  // entry's name and shape first, so that a load cannot stop halfway.
+  // Every parameter from one flat buffer laid out as stateDict() writes it (JS has checked every
+  // entry's name and shape), all or nothing.
   Status loadStateDict(uintptr_t data) {
-    return guarded([&] {
-      for (const auto& entry : read_entries(mha_->parameters(), data)) {
-        mha_->set_parameter(entry.name, entry.data.data(), entry.shape);
-      }
-    });
+    return guarded([&] { mha_->load_state_dict(read_entries(mha_->parameters(), data)); });
   }
 
   Status resetParameters(double seed) {

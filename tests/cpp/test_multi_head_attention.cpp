@@ -369,6 +369,43 @@ TEST_CASE("set_parameter replaces one parameter by its PyTorch name", "[mha]") {
   CHECK(after.weights.data == before.weights.data);
 }
 
+TEST_CASE("load_state_dict loads every entry at once or, on any error, none", "[mha]") {
+  const MultiHeadConfig config = make_config(8, 2);
+  MultiHeadAttention model(config), source(config);
+  source.reset_parameters(9);
+  const Tensor3 x = ref::random_tensor(2, 3, 8, 46);
+  const auto original = model.state_dict();
+  const auto replacement = source.state_dict();
+
+  auto wrong_shape = replacement;
+  wrong_shape.back().shape = {5};
+  wrong_shape.back().data.resize(5);
+  CHECK_THROWS_WITH(model.load_state_dict(wrong_shape),
+                    "state_dict['out_proj.bias']: expected shape [8], got [5]");
+  auto missing = replacement;
+  missing.pop_back();
+  CHECK_THROWS_WITH(model.load_state_dict(missing),
+                    "state_dict: expected an entry 'out_proj.bias', got none");
+  auto unknown = replacement;
+  unknown.push_back({"in_proj.weight", {1}, {0.0f}});
+  CHECK_THROWS_WITH(model.load_state_dict(unknown),
+                    "state_dict['in_proj.weight']: expected a parameter of this model (see "
+                    "parameters()), got an unknown name");
+  auto twice = replacement;
+  twice.push_back(replacement[0]);
+  CHECK_THROWS_WITH(model.load_state_dict(twice),
+                    "state_dict['in_proj_weight']: expected one entry for 'in_proj_weight', got "
+                    "a second one");
+  const auto after_errors = model.state_dict();
+  for (size_t i = 0; i < original.size(); ++i) CHECK(after_errors[i].data == original[i].data);
+
+  // Entries in any order: the loaded model computes what the source does.
+  auto reversed = replacement;
+  std::reverse(reversed.begin(), reversed.end());
+  model.load_state_dict(reversed);
+  CHECK(forward(model, x, x, x).output.data == forward(source, x, x, x).output.data);
+}
+
 TEST_CASE("A fresh module is initialised reproducibly", "[mha]") {
   const MultiHeadConfig config = make_config(8, 2);
   const Tensor3 x = ref::random_tensor(1, 3, 8, 43);

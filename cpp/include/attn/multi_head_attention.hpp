@@ -85,6 +85,12 @@ class MultiHeadAttention {
   // name or a shape other than the one parameters() lists.
   void set_parameter(std::string_view name, const float* data, const std::vector<Index>& shape);
 
+  // All or nothing, as PyTorch's load_state_dict(strict=True): every entry parameters() lists
+  // exactly once with its shape (data size = product of the shape), and no other. Throws
+  // std::invalid_argument naming the entry (std::bad_alloc when memory runs out), leaving the
+  // model unchanged.
+  void load_state_dict(const std::vector<NamedTensor>& entries);
+
   // Re-draws the parameters as PyTorch's _reset_parameters does (Xavier-uniform in_proj,
   // U(-1/sqrt(E), 1/sqrt(E)) out_proj weight, zero biases) from `seed`.
   void reset_parameters(uint64_t seed);

@@ -8,6 +8,7 @@
 #include "kernels/fused_attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/random_stream.hpp"
+#include "state_dict.hpp"
 
 namespace attn {
 
@@ -145,6 +146,16 @@ void MultiHeadAttention::set_parameter(std::string_view name, const float* data,
     return;
   }
   detail::fail("name", "one of " + known, "'" + std::string(name) + "'");
+}
+
+void MultiHeadAttention::load_state_dict(const std::vector<NamedTensor>& entries) {
+  const std::vector<const NamedTensor*> matched = detail::match_state_dict(parameters(), entries);
+  // Loaded into a copy, so that a failure part way (out of memory) leaves this model as it was.
+  MultiHeadAttention loaded = *this;
+  for (const NamedTensor* entry : matched) {
+    loaded.set_parameter(entry->name, entry->data.data(), entry->shape);
+  }
+  *this = std::move(loaded);
 }
 
 void MultiHeadAttention::reset_parameters(uint64_t seed) {

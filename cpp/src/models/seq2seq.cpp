@@ -1,7 +1,6 @@
 #include "attn/seq2seq.hpp"
 
 #include <cmath>
-#include <map>
 #include <string>
 
 #include "attn/cross_entropy.hpp"
@@ -10,6 +9,7 @@
 #include "kernels/random_stream.hpp"
 #include "models/seq2seq_parameters.hpp"
 #include "models/seq2seq_pass.hpp"
+#include "state_dict.hpp"
 
 namespace attn {
 
@@ -158,31 +158,11 @@ std::vector<NamedTensor> Seq2Seq::state_dict() const {
 
 void Seq2Seq::load_state_dict(const std::vector<NamedTensor>& entries) {
   const Parameters& p = *parameters_;
-  std::map<std::string, size_t> ids;
-  for (size_t id = 0; id < p.specs.size(); ++id) ids[p.specs[id].name] = id;
+  const std::vector<const NamedTensor*> matched =
+      detail::match_state_dict(p.specs, entries, canonical_name);
   std::vector<float> values(p.values.size());
-  std::vector<bool> seen(p.specs.size(), false);
-  for (const NamedTensor& entry : entries) {
-    const std::string name = canonical_name(entry.name);
-    const auto found = ids.find(name);
-    const std::string argument = "state_dict['" + entry.name + "']";
-    if (found == ids.end()) {
-      detail::fail(argument, "a parameter of this model (see parameters())", "an unknown name");
-    }
-    const size_t id = found->second;
-    if (seen[id]) detail::fail(argument, "one entry for '" + name + "'", "a second one");
-    seen[id] = true;
-    detail::require_shape(argument, p.specs[id].shape, entry.shape);
-    const Index n = product(entry.shape);
-    if (static_cast<Index>(entry.data.size()) != n) {
-      detail::fail(argument,
-                   std::to_string(n) + " values for shape " + detail::shape_string(entry.shape),
-                   std::to_string(entry.data.size()));
-    }
-    std::copy(entry.data.begin(), entry.data.end(), values.begin() + p.offsets[id]);
-  }
   for (size_t id = 0; id < p.specs.size(); ++id) {
-    if (!seen[id]) detail::fail("state_dict", "an entry '" + p.specs[id].name + "'", "none");
+    std::copy(matched[id]->data.begin(), matched[id]->data.end(), values.begin() + p.offsets[id]);
   }
   parameters_->values = std::move(values);  // every entry valid: replace at once
 }
