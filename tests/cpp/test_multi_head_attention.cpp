@@ -386,16 +386,7 @@ TEST_CASE("load_state_dict loads every entry at once or, on any error, none", "[
   missing.pop_back();
   CHECK_THROWS_WITH(model.load_state_dict(missing),
                     "state_dict: expected an entry 'out_proj.bias', got none");
-  auto unknown = replacement;
-  unknown.push_back({"in_proj.weight", {1}, {0.0f}});
-  CHECK_THROWS_WITH(model.load_state_dict(unknown),
-                    "state_dict['in_proj.weight']: expected a parameter of this model (see "
-                    "parameters()), got an unknown name");
-  auto twice = replacement;
-  twice.push_back(replacement[0]);
-  CHECK_THROWS_WITH(model.load_state_dict(twice),
-                    "state_dict['in_proj_weight']: expected one entry for 'in_proj_weight', got "
-                    "a second one");
+  // The other errors are Seq2Seq's too (one match_state_dict): test_seq2seq.cpp checks them.
   const auto after_errors = model.state_dict();
   for (size_t i = 0; i < original.size(); ++i) CHECK(after_errors[i].data == original[i].data);
 
