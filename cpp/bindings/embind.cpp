@@ -45,6 +45,14 @@ Status leaveOneOut(TensorArg keys, TensorArg values, std::string kernel, uintptr
   });
 }
 
+// In place: distances [count] become the kernel's values.
+Status kernelValues(std::string kernel, uintptr_t distances, int count, float bandwidth) {
+  return guarded([&] {
+    auto* data = reinterpret_cast<float*>(distances);
+    attn::kernel_values(attn::parse_kernel(kernel), data, count, bandwidth, data);
+  });
+}
+
 Status softmax(TensorArg x) {
   return guarded([&] { attn::softmax_in_place(x.out()[0]); });
 }
@@ -150,6 +158,7 @@ EMSCRIPTEN_BINDINGS(attention) {
 
   function("kernelRegression", &kernelRegression);
   function("leaveOneOut", &leaveOneOut);
+  function("kernelValues", &kernelValues);
   function("softmax", &softmax);
   function("maskedSoftmax", &maskedSoftmax);
   function("score", &score);

@@ -29,6 +29,30 @@ TEST_CASE("kernel_value follows each kernel's formula", "[kernels]") {
   }
 }
 
+TEST_CASE("kernel_values follows each kernel's formula at every distance, in place too",
+          "[kernels]") {
+  const std::vector<float> distances = {0.0f, 0.1f, 0.37f, 0.999f, 1.5f, 2.25f, 4.0f};
+  for (Kernel kernel : ref::kAllKernels) {
+    std::vector<float> values = distances;
+    attn::kernel_values(kernel, values.data(), static_cast<attn::Index>(values.size()), 0.5f,
+                        values.data());
+    for (size_t i = 0; i < distances.size(); ++i) {
+      CAPTURE(attn::kernel_name(kernel), distances[i]);
+      CHECK(ref::close(values[i], ref::kernel_value(kernel, distances[i], 0.5f), ref::kTight));
+    }
+  }
+}
+
+TEST_CASE("kernel_values refuses a negative or NaN distance and writes nothing", "[kernels]") {
+  std::vector<float> values = {1.0f, -0.5f, 2.0f};
+  CHECK_THROWS_WITH(attn::kernel_values(Kernel::Gaussian, values.data(), 3, 1.0f, values.data()),
+                    "distances: expected distances >= 0, got -0.5 at index 1");
+  CHECK(values == std::vector<float>{1.0f, -0.5f, 2.0f});
+  values[1] = std::nanf("");
+  CHECK_THROWS_WITH(attn::kernel_values(Kernel::Boxcar, values.data(), 3, 1.0f, values.data()),
+                    Catch::Contains("got nan at index 1") || Catch::Contains("got NaN at index 1"));
+}
+
 TEST_CASE("The Gaussian kernel is exp(-(d / sigma)^2 / 2) at known points", "[kernels]") {
   using Catch::Matchers::WithinRel;
   CHECK(attn::kernel_value(Kernel::Gaussian, 0.0f, 1.0f) == 1.0f);

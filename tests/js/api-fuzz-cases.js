@@ -452,6 +452,27 @@ function kernelRegressionCase(c) {
   };
 }
 
+function kernelValuesCase(c) {
+  const shape = Array.from({ length: c.int(1, 2) }, () => c.size(true));
+  const distances = randomTensor(c.rng, shape, 0, 4);
+  const kernel = c.pick([...KERNEL_NAMES, undefined]);
+  const bandwidth = c.pick([undefined, 0.05, 0.3, 1, 3]);
+  const args = { distances, kernel, bandwidth };
+  return {
+    label: `kernelValues ${kernel} σ ${bandwidth} [${shape}]`,
+    args: [args],
+    run: (attn, [a]) => attn.kernelValues(a),
+    check: (attn, got) => assertClose(got, ref.kernelValues({ distances, kernel, bandwidth }), { label: 'kernelValues' }),
+    slots: [
+      optionsSlot('kernelValues', [0], args),
+      tensorSlot('distances', [0, 'distances'], distances),
+      valueSlot('kernel', [0, 'kernel'], kernel, [['triangle', RangeError], ['Gaussian', RangeError], [0, TypeError]]),
+      valueSlot('bandwidth', [0, 'bandwidth'], bandwidth, [[0, RangeError], [-1, RangeError], [NaN, RangeError], [Infinity, RangeError], ...FLOAT32_BADS]),
+    ],
+    mismatches: [],
+  };
+}
+
 function leaveOneOutCase(c) {
   const n = c.pick([0, 1, 2, 3, 5, 8, 17]);
   const { dy, matrix, keys } = kernelInputs(c, n);
@@ -633,6 +654,6 @@ function mhaBackwardCase(c) {
 /** The builders and how often each is drawn. */
 export const BUILDERS = [
   [softmaxCase, 1], [maskedSoftmaxCase, 2], [scoreCase, 2], [bmmCase, 1], [sdpaCase, 5], [additiveCase, 2],
-  [sdpaBackwardCase, 3], [additiveBackwardCase, 1], [kernelRegressionCase, 2], [leaveOneOutCase, 1],
+  [sdpaBackwardCase, 3], [additiveBackwardCase, 1], [kernelRegressionCase, 2], [kernelValuesCase, 1], [leaveOneOutCase, 1],
   [positionalEncodingCase, 1], [mhaForwardCase, 3], [mhaBackwardCase, 1],
 ];

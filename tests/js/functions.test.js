@@ -482,6 +482,38 @@ for (const attn of backends) {
       });
     });
 
+    describe('kernelValues', () => {
+      // On, below and past the bandwidth (boxcar includes d = σ), and at Infinity.
+      const distances = tensor([0, 0.25, 0.5, 1, 1.5, 2, 10, Infinity], [2, 4]);
+      for (const kernel of ['gaussian', 'boxcar', 'epanechnikov', 'constant']) {
+        test(`${kernel} matches the reference at distance / bandwidth, shape kept`, () => {
+          const got = attn.kernelValues({ distances, kernel, bandwidth: 0.5 });
+          assert.deepEqual(got.shape, [2, 4]);
+          assertClose(got, ref.kernelValues({ distances, kernel, bandwidth: 0.5 }));
+        });
+      }
+
+      test('defaults to the Gaussian kernel with bandwidth 1', () => {
+        assertClose(attn.kernelValues({ distances: tensor([0, 1, 2], [3]) }), tensor([1, Math.exp(-0.5), Math.exp(-2)], [3]));
+      });
+
+      test('are the unnormalised weights kernelRegression gives one query', () => {
+        const keys = randomTensor(mulberry32(61), [12], -2, 2);
+        const { weights } = attn.kernelRegression({ keys, values: keys, queries: tensor([0], [1]), kernel: 'epanechnikov', bandwidth: 1.5, weights: true });
+        const K = attn.kernelValues({ distances: tensor(keys.data.map(Math.abs), [12]), kernel: 'epanechnikov', bandwidth: 1.5 }).data;
+        const sum = K.reduce((a, b) => a + b, 0);
+        assertClose(weights, tensor(Array.from(K, (k) => k / sum), [1, 12]));
+      });
+
+      test('a negative or NaN distance and a bad bandwidth are RangeErrors naming them', () => {
+        assert.throws(() => attn.kernelValues({ distances: tensor([0, 1, -0.5], [3]) }),
+          { name: 'RangeError', message: 'distances: expected distances >= 0, got -0.5 at index 2' });
+        assert.throws(() => attn.kernelValues({ distances: tensor([NaN], [1]) }), { name: 'RangeError', message: /^distances: .* got NaN at index 0/ });
+        assert.throws(() => attn.kernelValues({ distances: tensor([1], [1]), bandwidth: 0 }), { name: 'RangeError', message: /^bandwidth: / });
+        assert.deepEqual(attn.kernelValues({ distances: tensor([], [0]) }).shape, [0]);
+      });
+    });
+
     describe('leaveOneOut', () => {
       const rng = mulberry32(70);
       const keys = randomTensor(rng, [50], 0, 5);

@@ -343,6 +343,11 @@ function normaliseAndPool(K, m, n, values) {
   return output;
 }
 
+/** The similarity kernel at distances >= 0 (any shape), in double. */
+export function kernelValues({ distances, kernel = 'gaussian', bandwidth = 1 }) {
+  return { data: Float64Array.from(distances.data, (d) => KERNELS[kernel](d / bandwidth)), shape: [...distances.shape] };
+}
+
 /** Nadaraya-Watson: keys [n, dx] | [n], values [n, dy] | [n], queries [m, dx] | [m]. */
 export function kernelRegression({ keys, values, queries, kernel = 'gaussian', bandwidth = 1 }) {
   const k = asMatrix(keys);

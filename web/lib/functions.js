@@ -123,6 +123,19 @@ export function createFunctions(module) {
     });
   }
 
+  function kernelValues(args) {
+    const o = readOptions('kernelValues', args, ['distances', 'kernel', 'bandwidth']);
+    const distances = readTensor('distances', o.distances);
+    const kernel = readString('kernel', o.kernel, 'gaussian', KERNELS);
+    const bandwidth = readFloat32('bandwidth', o.bandwidth, 1);
+    // In place: the result takes the distances' buffer in the heap.
+    return withHeap(module, [distances], (scope) => {
+      const pointer = scope.put(distances);
+      check(module.kernelValues(kernel, pointer, distances.count, bandwidth));
+      return scope.take(pointer, output('distances', distances.shape));
+    });
+  }
+
   function softmax(x) {
     const record = readTensor('x', x);
     const { shape } = record;
@@ -268,7 +281,7 @@ export function createFunctions(module) {
   }
 
   return {
-    kernelRegression, leaveOneOut, softmax, maskedSoftmax, score, bmm,
+    kernelRegression, leaveOneOut, kernelValues, softmax, maskedSoftmax, score, bmm,
     scaledDotProductAttention, additiveAttention, positionalEncoding,
     scaledDotProductAttentionBackward, additiveAttentionBackward,
   };

@@ -368,6 +368,12 @@ export interface Attention {
     errors: Float32Array;
     best: number;
   };
+  /**
+   * The similarity kernel itself, elementwise, shaped like `distances` (each >= 0, else a
+   * RangeError): gaussian exp(-(d/σ)²/2), boxcar [d/σ <= 1], epanechnikov max(0, 1 - d/σ),
+   * constant 1; σ = `bandwidth`, default 1, and `kernel` default 'gaussian'.
+   */
+  kernelValues(options: { distances: Tensor; kernel?: Kernel; bandwidth?: number }): Tensor;
   /** Softmax along the last axis, max-subtracted (logits of ±1e4 stay finite). */
   softmax(x: Tensor): Tensor;
   /** x [B, nq, nk]; masked scores are replaced by `fill` (default -1e6) before the softmax. */

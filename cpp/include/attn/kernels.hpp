@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "attn/tensor.hpp"
+
 namespace attn {
 
 enum class Kernel { Gaussian, Boxcar, Epanechnikov, Constant };
@@ -20,6 +22,11 @@ std::string kernel_name(Kernel kernel);
 //   constant      1
 // Throws std::invalid_argument if sigma is not a finite positive number.
 float kernel_value(Kernel kernel, float distance, float bandwidth);
+
+// kernel_value of n distances at once: out[i] = alpha(distances[i]) (out may be distances).
+// Throws std::invalid_argument naming bandwidth as kernel_value does, or naming distances (with
+// the index) for a distance that is negative or NaN; nothing is written then.
+void kernel_values(Kernel kernel, const float* distances, Index n, float bandwidth, float* out);
 
 namespace detail {
 // alpha as a function of u = distance / bandwidth, unchecked, for inner loops.

@@ -39,6 +39,19 @@ float kernel_value(Kernel kernel, float distance, float bandwidth) {
   return detail::kernel_of_scaled_distance(kernel, distance / bandwidth);
 }
 
+void kernel_values(Kernel kernel, const float* distances, Index n, float bandwidth, float* out) {
+  detail::require_positive_finite("bandwidth", bandwidth);
+  for (Index i = 0; i < n; ++i) {
+    if (!(distances[i] >= 0.0f)) {  // NaN fails too
+      detail::fail("distances", "distances >= 0",
+                   detail::number_string(distances[i]) + " at index " + std::to_string(i));
+    }
+  }
+  for (Index i = 0; i < n; ++i) {
+    out[i] = detail::kernel_of_scaled_distance(kernel, distances[i] / bandwidth);
+  }
+}
+
 float detail::kernel_of_scaled_distance(Kernel kernel, float u) {
   switch (kernel) {
     case Kernel::Gaussian:

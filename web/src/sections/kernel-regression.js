@@ -19,7 +19,7 @@ const f = (x) => 2 * Math.sin(x) + x;
 const FIT_QUERIES = linspace(0, X_MAX, 201);
 // d2l's validation queries: 0, 0.1, …, 4.9 — the heatmap's rows.
 const HEAT_QUERIES = Float32Array.from({ length: 50 }, (_, i) => i / 10);
-const SHAPE_GRID = linspace(-2.5, 2.5, 201); // includes 0 at index 100
+const SHAPE_GRID = linspace(-2.5, 2.5, 201);
 const LOO_BANDWIDTHS = logspace(0.02, 5, 48);
 const KERNELS = [
   ['gaussian', 'Gaussian'],
@@ -169,15 +169,10 @@ export function mountKernelRegression(root, attn) {
     const oneHot = tensor(points.flatMap((p) => CLASSES.map((_, c) => (classOf(p.y) === c ? 1 : 0))), [N, CLASSES.length]);
     const labels = values.cls ? oneHot : ys;
 
-    const shapeCurves = KERNELS.map(([name]) => {
-      const { weights } = attn.kernelRegression({
-        keys: tensor(SHAPE_GRID, [SHAPE_GRID.length]), values: tensor(SHAPE_GRID, [SHAPE_GRID.length]),
-        queries: tensor([0], [1]), kernel: name, bandwidth: s, weights: true,
-      });
-      // Every kernel has K(0) = 1, so dividing the normalised weights by the one at 0 gives K.
-      const center = weights.data[100];
-      return { name, K: Array.from(weights.data, (w) => w / center) };
-    });
+    const distances = tensor(SHAPE_GRID.map(Math.abs), [SHAPE_GRID.length]);
+    const shapeCurves = KERNELS.map(([name]) => ({
+      name, K: Array.from(attn.kernelValues({ distances, kernel: name, bandwidth: s }).data),
+    }));
     const fitted = attn.kernelRegression({ keys, values: ys, queries: tensor(FIT_QUERIES, [FIT_QUERIES.length]), kernel: k, bandwidth: s });
     const heatRun = attn.kernelRegression({ keys, values: ys, queries: tensor(HEAT_QUERIES, [HEAT_QUERIES.length]), kernel: k, bandwidth: s, weights: true });
     const probs = values.cls
