@@ -28,9 +28,4 @@ float kernel_value(Kernel kernel, float distance, float bandwidth);
 // the index) for a distance that is negative or NaN; nothing is written then.
 void kernel_values(Kernel kernel, const float* distances, Index n, float bandwidth, float* out);
 
-namespace detail {
-// alpha as a function of u = distance / bandwidth, unchecked, for inner loops.
-float kernel_of_scaled_distance(Kernel kernel, float u);
-}  // namespace detail
-
 }  // namespace attn

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "checks.hpp"
+#include "similarity_kernels.hpp"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "attn/kernels.hpp"
+#include "similarity_kernels.hpp"
 #include "checks.hpp"
 
 namespace attn {
