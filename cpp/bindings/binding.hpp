@@ -150,18 +150,4 @@ inline std::vector<attn::NamedTensor> read_entries(const std::vector<attn::Param
   return entries;
 }
 
-// A JSON list of {name, shape}: the state-dict entries of a model, for JS to read once.
-inline std::string parameter_specs_json(const std::vector<attn::ParameterSpec>& specs) {
-  std::string json = "[";
-  for (const auto& spec : specs) {
-    if (json.size() > 1) json += ",";
-    json += "{\"name\":\"" + spec.name + "\",\"shape\":[";
-    for (size_t j = 0; j < spec.shape.size(); ++j) {
-      json += (j ? "," : "") + std::to_string(spec.shape[j]);
-    }
-    json += "]}";
-  }
-  return json + "]";
-}
-
 }  // namespace binding

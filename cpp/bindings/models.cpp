@@ -3,6 +3,7 @@
 // (binding.hpp).
 
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
 
 #include <optional>
 #include <string>
@@ -12,6 +13,20 @@
 #include "binding.hpp"
 
 namespace {
+
+// The state-dict entries of a model as plain JS objects [{ name, shape }], for JS to read once.
+emscripten::val parameter_specs(const std::vector<attn::ParameterSpec>& specs) {
+  emscripten::val list = emscripten::val::array();
+  for (const auto& spec : specs) {
+    emscripten::val shape = emscripten::val::array();
+    for (attn::Index size : spec.shape) shape.call<void>("push", static_cast<double>(size));
+    emscripten::val entry = emscripten::val::object();
+    entry.set("name", spec.name);
+    entry.set("shape", shape);
+    list.call<void>("push", entry);
+  }
+  return list;
+}
 
 using namespace binding;
 
@@ -72,7 +87,7 @@ class MultiHeadHandle {
     });
   }
 
-  std::string parameterSpecs() const { return parameter_specs_json(mha_->parameters()); }
+  emscripten::val parameterSpecs() const { return parameter_specs(mha_->parameters()); }
 
   // Every parameter from one flat buffer laid out as stateDict() writes it (JS has checked every
   // entry's name and shape), all or nothing.
@@ -160,7 +175,7 @@ class Seq2SeqHandle {
     });
   }
 
-  std::string parameterSpecs() const { return parameter_specs_json(model_->parameters()); }
+  emscripten::val parameterSpecs() const { return parameter_specs(model_->parameters()); }
 
   Status loadStateDict(uintptr_t data) {
     return guarded([&] { model_->load_state_dict(read_entries(model_->parameters(), data)); });

@@ -18,7 +18,7 @@ export function createModelBase(module) {
     // handle: an initialised C++ handle with parameterSpecs(), stateDict(ptr), loadStateDict(ptr).
     constructor(handle, name) {
       super(handle, name);
-      this.#specs = JSON.parse(handle.parameterSpecs());
+      this.#specs = handle.parameterSpecs();
     }
 
     /** The state-dict entries this configuration has: [{ name, shape }]. */
