@@ -235,7 +235,7 @@ const weights = await runWeightsSection({ simd, quick });
 ratioTable('weights: true on [1, n, 64]: ms and time ÷ the time without weights', weights.results, 'ours: without weights');
 const decode = await runDecodeSection({ simd, loadTfjs: loadTfjsWasm, quick });
 if (decode.results.length) {
-  ratioTable('KV-cache decode, 12 heads, d = 64, nq = 1, n cached positions: ms per token and time ÷ one copy of K and V',
+  ratioTable('KV-cache decode, 12 heads, d = 64, nq = 1 (and nq = 4 in one call), n cached positions: ms per call and time ÷ one copy of K and V',
     decode.results, 'copy K and V once');
 }
 const peak = await runPeakSection({ simd, simdName: SIMD, results, quick });
