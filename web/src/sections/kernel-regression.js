@@ -7,29 +7,22 @@ import * as Plot from '@observablehq/plot';
 import { button, checkbox, controlBar, select, slider } from '../ui/controls.js';
 import { heatmap, rowAt } from '../ui/heatmap.js';
 import { prose } from '../ui/math.js';
-import { card, linspace, logspace, pointerData, tensor, widthOf } from '../ui/plot.js';
-import { normal, uniform } from '../ui/random.js';
+import { card, pointerData, widthOf } from '../ui/plot.js';
 import { plotGrid, scaffold } from '../ui/section.js';
 import { urlState } from '../ui/url-state.js';
+import {
+  CLASSES, FIT_QUERIES, HEAT_QUERIES, LOO_BANDWIDTHS, N, SHAPE_GRID, X_MAX, classOf, computeRegression, f,
+  leaveOneOutSearch, makePoints,
+} from './kernel-regression/compute.js';
 
-const N = 40;
-const X_MAX = 5;
 const Y_DOMAIN = [-3.5, 7.5];
-const f = (x) => 2 * Math.sin(x) + x;
-const FIT_QUERIES = linspace(0, X_MAX, 201);
-// d2l's validation queries: 0, 0.1, …, 4.9 — the heatmap's rows.
-const HEAT_QUERIES = Float32Array.from({ length: 50 }, (_, i) => i / 10);
-const SHAPE_GRID = linspace(-2.5, 2.5, 201);
-const LOO_BANDWIDTHS = logspace(0.02, 5, 48);
 const KERNELS = [
   ['gaussian', 'Gaussian'],
   ['boxcar', 'boxcar'],
   ['epanechnikov', 'Epanechnikov'],
   ['constant', 'constant'],
 ];
-const CLASSES = ['low (y < 1.5)', 'mid (1.5 ≤ y < 3)', 'high (y ≥ 3)'];
 const CLASS_COLORS = ['#31446b', '#35b779', '#fde725'];
-const classOf = (y) => (y < 1.5 ? 0 : y < 3 ? 1 : 2);
 const ACCENT = '#d6452b';
 
 const TEXT = `
@@ -52,13 +45,6 @@ Too small a $\\sigma$ chases the noise (or, for boxcar, leaves points that no ot
 reaches: those $\\sigma$ are off the curve); too large flattens $f$ toward the mean.
 <strong>Classification</strong>: replace each $y_i$ by the one-hot vector of its class; the same
 weights pool them into class probabilities $p(c \\mid q) = \\sum_i \\alpha(q, x_i)\\,[c_i = c]$.</p>`;
-
-function makePoints(seed) {
-  const rand = uniform(seed);
-  const noise = normal(uniform(seed ^ 0x5bd1e995));
-  const xs = Array.from({ length: N }, () => X_MAX * rand()).sort((a, b) => a - b);
-  return xs.map((x) => ({ x, y: f(x) + noise() }));
-}
 
 const encodeMoved = (moved) =>
   [...moved].map(([i, p]) => `${i}_${p.x.toFixed(3)}_${p.y.toFixed(3)}`).join('*');
@@ -164,26 +150,9 @@ export function mountKernelRegression(root, attn) {
   function compute() {
     const k = kernel.value;
     const s = sigma.value;
-    const keys = tensor(points.map((p) => p.x), [N]);
-    const ys = tensor(points.map((p) => p.y), [N]);
-    const oneHot = tensor(points.flatMap((p) => CLASSES.map((_, c) => (classOf(p.y) === c ? 1 : 0))), [N, CLASSES.length]);
-    const labels = values.cls ? oneHot : ys;
-
-    const distances = tensor(SHAPE_GRID.map(Math.abs), [SHAPE_GRID.length]);
-    const shapeCurves = KERNELS.map(([name]) => ({
-      name, K: Array.from(attn.kernelValues({ distances, kernel: name, bandwidth: s }).data),
-    }));
-    const fitted = attn.kernelRegression({ keys, values: ys, queries: tensor(FIT_QUERIES, [FIT_QUERIES.length]), kernel: k, bandwidth: s });
-    const heatRun = attn.kernelRegression({ keys, values: ys, queries: tensor(HEAT_QUERIES, [HEAT_QUERIES.length]), kernel: k, bandwidth: s, weights: true });
-    const probs = values.cls
-      ? attn.kernelRegression({ keys, values: oneHot, queries: tensor(FIT_QUERIES, [FIT_QUERIES.length]), kernel: k, bandwidth: s }).output.data
-      : null;
     const looKey = `${dataVersion}|${k}|${values.cls}`;
-    if (loo?.key !== looKey) {
-      const { errors, best } = attn.leaveOneOut({ keys, values: labels, kernel: k, bandwidths: LOO_BANDWIDTHS });
-      loo = { key: looKey, errors, best };
-    }
-    last = { k, s, shapeCurves, fit: fitted.output.data, heatOutput: heatRun.output.data, weights: heatRun.weights.data, probs, loo };
+    if (loo?.key !== looKey) loo = { key: looKey, ...leaveOneOutSearch(attn, points, k, values.cls) };
+    last = { k, s, ...computeRegression(attn, points, k, s, values.cls), loo };
     return last;
   }
 
