@@ -6,10 +6,14 @@ import * as Plot from '@observablehq/plot';
 import { checkbox, controlBar, select, slider } from '../ui/controls.js';
 import { heatmap } from '../ui/heatmap.js';
 import { prose } from '../ui/math.js';
-import { card, tensor, widthOf } from '../ui/plot.js';
-import { normals, uniform } from '../ui/random.js';
+import { card, widthOf } from '../ui/plot.js';
 import { plotGrid, scaffold } from '../ui/section.js';
 import { urlState } from '../ui/url-state.js';
+import {
+  HIDDEN, KEYS, MASK_BATCH, MASK_KEYS, MASK_QUERIES, MASK_SCORES, SAMPLES, maskedExample, mean, planeScores,
+  rowMaxMean,
+  sqrtDExperiment,
+} from './scoring/compute.js';
 
 const FUNCTIONS = [
   ['dot', 'dot  qᵀk'],
@@ -20,23 +24,7 @@ const FUNCTIONS = [
 ];
 const SHORT = { dot: 'dot', 'scaled-dot': 'scaled dot', 'neg-sq-dist': '−½‖q−k‖²', additive: 'additive', general: 'general' };
 const small = (x) => (x < 1e-3 ? x.toExponential(1) : x.toFixed(3));
-const KEYS = [[2.0, 0.4], [0.7, 1.1], [-0.7, 1.7], [-1.5, -0.3], [0.2, -1.3], [1.3, -0.6]];
 const KEY_NAMES = KEYS.map((_, i) => `k${'₁₂₃₄₅₆'[i]}`);
-const HIDDEN = 8;
-// Additive attention's parameters, drawn once from a fixed seed (PyTorch layout [out, in]).
-const ADDITIVE = (() => {
-  const z = normals(HIDDEN * 5, 11);
-  return {
-    Wq: tensor(z.slice(0, 2 * HIDDEN), [HIDDEN, 2]),
-    Wk: tensor(z.slice(2 * HIDDEN, 4 * HIDDEN), [HIDDEN, 2]),
-    wv: tensor(z.slice(4 * HIDDEN), [HIDDEN]),
-  };
-})();
-const SAMPLES = 64; // queries and keys in the √d experiment: 64 × 64 = 4096 dot products
-const D_EXPONENTS = Array.from({ length: 11 }, (_, i) => i); // d = 1 … 1024
-const MASK_BATCH = 2;
-const MASK_QUERIES = 2;
-const MASK_KEYS = 10;
 const ACCENT = '#d6452b';
 
 const SCORE_TEXT = `
@@ -78,22 +66,11 @@ key is masked: a fill of $-10^6$ gives a uniform row (d2l), $-\\infty$ gives NaN
 d2l's example: scores of shape $2 \\times 2 \\times 10$ (batch × queries × keys), uniform in
 $[0, 1)$, valid lengths per batch row.</p>`;
 
-const mean = (a) => a.reduce((s, x) => s + x, 0) / a.length;
 const std = (a) => {
   const m = mean(a);
   return Math.sqrt(a.reduce((s, x) => s + (x - m) ** 2, 0) / a.length);
 };
 const maxAbsDiff = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
-const rowMaxMean = (weights, cols) => {
-  let total = 0;
-  const rows = weights.length / cols;
-  for (let r = 0; r < rows; r++) {
-    let m = 0;
-    for (let c = 0; c < cols; c++) m = Math.max(m, weights[r * cols + c]);
-    total += m;
-  }
-  return total / rows;
-};
 
 export function mountScoring(root, attn) {
   const state = urlState('sc', {
@@ -150,74 +127,11 @@ export function mountScoring(root, attn) {
     plotGrid(maskScores, maskWeights),
   );
 
-  // --- data the controls do not change ----------------------------------------------------------
-  const maskScoresData = (() => {
-    const rand = uniform(7);
-    return tensor(Float32Array.from({ length: MASK_BATCH * MASK_QUERIES * MASK_KEYS }, rand), [MASK_BATCH, MASK_QUERIES, MASK_KEYS]);
-  })();
-  const samples = new Map(); // d -> { q, k }
-  const sampleFor = (d) => {
-    if (!samples.has(d)) {
-      samples.set(d, {
-        q: tensor(normals(SAMPLES * d, 1000 + d), [1, SAMPLES, d]),
-        k: tensor(normals(SAMPLES * d, 2000 + d), [1, SAMPLES, d]),
-      });
-    }
-    return samples.get(d);
-  };
-  // The saturation curve over every d (11 widths) is computed once, at mount.
-  let curve = null;
-  const computeCurve = () => D_EXPONENTS.map((e) => {
-    const d = 2 ** e;
-    const { q, k } = sampleFor(d);
-    const raw = attn.softmax(attn.score(q, k, { fn: 'dot' }));
-    const scaled = attn.softmax(attn.score(q, k, { fn: 'scaled-dot' }));
-    return { d, raw: rowMaxMean(raw.data, SAMPLES), scaled: rowMaxMean(scaled.data, SAMPLES) };
-  });
-
-  // --- computation --------------------------------------------------------------------------------
-  // The 2-D example: one score call and one softmax per function, and the Gaussian kernel.
-  function computeScores() {
-    const angle = (theta.value * Math.PI) / 180;
-    const qv = [length.value * Math.cos(angle), length.value * Math.sin(angle)];
-    const meanNorm = mean(KEYS.map(([x, y]) => Math.hypot(x, y)));
-    const keys = KEYS.map(([x, y]) => {
-      const s = equal.value ? meanNorm / Math.hypot(x, y) : 1;
-      return [x * s, y * s];
-    });
-    const q = tensor(qv, [1, 1, 2]);
-    const k = tensor(keys.flat(), [1, KEYS.length, 2]);
-    const p = (phi.value * Math.PI) / 180;
-    const W = tensor([Math.cos(p), -Math.sin(p), Math.sin(p), Math.cos(p)], [2, 2]);
-    const perFunction = FUNCTIONS.map(([fn]) => {
-      const scores = attn.score(q, k, { fn, ...ADDITIVE, W });
-      return { fn, scores: scores.data, weights: attn.softmax(scores).data };
-    });
-    const gaussian = attn.kernelRegression({
-      keys: tensor(keys.flat(), [KEYS.length, 2]), values: tensor(new Float32Array(KEYS.length), [KEYS.length]),
-      queries: tensor(qv, [1, 2]), kernel: 'gaussian', bandwidth: 1, weights: true,
-    }).weights.data;
-    return { qv, keys, perFunction, gaussian };
-  }
-
-  // √d: 64 × 64 scores with and without the scaling, and their softmax.
-  function computeSqrtD() {
-    curve ??= computeCurve();
-    const d = 2 ** dExp.value;
-    const sample = sampleFor(d);
-    const raw = attn.score(sample.q, sample.k, { fn: 'dot' });
-    const scaled = attn.score(sample.q, sample.k, { fn: 'scaled-dot' });
-    const rawSoft = attn.softmax(raw);
-    const scaledSoft = attn.softmax(scaled);
-    return { d, raw: raw.data, scaled: scaled.data, rawSoft: rawSoft.data, scaledSoft: scaledSoft.data };
-  }
-
-  function computeMask() {
-    const lens = Int32Array.from([len1.value, len2.value]);
-    const masked = attn.maskedSoftmax(maskScoresData, lens, { fill: fill.value === '-inf' ? -Infinity : -1e6 });
-
-    return { lens, masked: masked.data };
-  }
+  // --- computation (compute.js) ------------------------------------------------------------------
+  const sqrtD = sqrtDExperiment(attn);
+  const computeScores = () => planeScores(attn, { theta: theta.value, r: length.value, phi: phi.value, equalKeys: equal.value });
+  const computeSqrtD = () => ({ ...sqrtD.at(2 ** dExp.value), curve: sqrtD.curve() });
+  const computeMask = () => maskedExample(attn, [len1.value, len2.value], fill.value);
 
   // --- drawing --------------------------------------------------------------------------------------
 
@@ -264,7 +178,7 @@ export function mountScoring(root, attn) {
     }));
   }
 
-  function drawSqrtD({ d, raw, scaled, rawSoft, scaledSoft }) {
+  function drawSqrtD({ d, raw, scaled, rawSoft, scaledSoft, curve }) {
     const rawStd = std(raw);
     const scaledStd = std(scaled);
     const rawMax = rowMaxMean(rawSoft, SAMPLES);
@@ -332,7 +246,7 @@ export function mountScoring(root, attn) {
       x: { label: null }, y: { label: null },
     };
     maskScores.body.replaceChildren(heatmap({
-      ...common, values: maskScoresData.data,
+      ...common, values: MASK_SCORES.data,
       masked: (i, j) => j >= lens[batchOf(i)],
       color: { scheme: 'blues', domain: [0, 1] },
     }));
