@@ -7,16 +7,13 @@ import * as Plot from '@observablehq/plot';
 import { checkbox, controlBar, select, slider, textField } from '../ui/controls.js';
 import { heatmap } from '../ui/heatmap.js';
 import { prose } from '../ui/math.js';
-import { card, tensor, widthOf } from '../ui/plot.js';
-import { hashString, normals } from '../ui/random.js';
+import { card, widthOf } from '../ui/plot.js';
 import { plotGrid, scaffold } from '../ui/section.js';
 import { urlState } from '../ui/url-state.js';
+import { LOOKUP_SCALE, SAME_WORD_SCALE, createMultiHeadModel, tokenize } from './multi-head/compute.js';
 
 const SENTENCE = 'The pink elephant tried to get into the car but it was too big';
 const SENTENCE_B = 'it was too big for the small car';
-const MAX_TOKENS = 24;
-const SAME_WORD_SCALE = 12;
-const LOOKUP_SCALE = 30;
 const ACCENT = '#d6452b';
 
 const TEXT = `
@@ -58,8 +55,6 @@ const HEAD_INFO = {
   uniform: ['uniform average', 'Scale 0: every score is 0 and the softmax gives 1/n — average pooling.'],
   lookup: ['hard lookup', `Every query is e(target), scale ${LOOKUP_SCALE}: a database lookup of one key, whatever the query.`],
 };
-
-export const tokenize = (text) => (text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []).slice(0, MAX_TOKENS);
 
 export function mountMultiHead(root, attn) {
   const state = urlState('mh', {
@@ -126,95 +121,39 @@ export function mountMultiHead(root, attn) {
     plotGrid(crossSame, crossRandom),
   );
 
-  // --- inputs -----------------------------------------------------------------------------------
-  const embeddingCache = new Map();
-  function embedding(word, d) {
-    const key = `${d}|${word}`;
-    if (!embeddingCache.has(key)) {
-      const z = normals(d, hashString(word));
-      const norm = Math.hypot(...z);
-      embeddingCache.set(key, z.map((v) => v / norm));
-    }
-    return embeddingCache.get(key);
-  }
-  // E: [1, n, d] word embeddings; X: [1, n, d] = s (√d E + P).
-  function inputs(tokens, d) {
-    const n = tokens.length;
-    const E = new Float32Array(n * d);
-    tokens.forEach((w, i) => E.set(embedding(w, d), i * d));
-    const P = values.pe ? attn.positionalEncoding(n, d).data : null;
-    const s = inputScale.value;
-    const X = E.map((e, k) => s * (Math.sqrt(d) * e + (P ? P[k] : 0)));
-    return { E: tensor(E, [1, n, d]), X: tensor(X, [1, n, d]) };
-  }
-
-  let mha = null;
-  let mhaKey = '';
-  function layer(d, h, s) {
-    const key = `${d}|${h}|${s}`;
-    if (key !== mhaKey) {
-      mha?.dispose();
-      mha = new attn.MultiHeadAttention({ embedDim: d, numHeads: h }).resetParameters(s);
-      mhaKey = key;
-    }
-    return mha;
-  }
-
-  // --- computation ----------------------------------------------------------------------------
+  // --- computation (compute.js) ------------------------------------------------------------------
+  const model = createMultiHeadModel(attn);
+  const settings = () => ({
+    d: Number(dim.value), h: Number(heads.value), seed: seed.value, scale: inputScale.value, pe: values.pe,
+    causal: causal.value, lookup: values.lookup,
+  });
   let last = null;
 
   function computeSelf() {
     const tokens = tokenize(sentence.value);
-    const d = Number(dim.value);
-    const h = Number(heads.value);
-    if (tokens.length === 0) return (last = { tokens, d, h, heads: [] });
-    const n = tokens.length;
-    const { E, X } = inputs(tokens, d);
-    const isCausal = causal.value;
-    const sdpa = (q, k, options) =>
-      attn.scaledDotProductAttention(q, k, X, { ...options, causal: isCausal, weights: true });
-
-    const prevMask = new Uint8Array(n * n).fill(1);
-    for (let i = 0; i < n; i++) prevMask[i * n + Math.max(0, i - 1)] = 0;
-    const target = tokens.includes(values.lookup) ? values.lookup : tokens[Math.min(2, n - 1)];
-    const lookupQueries = new Float32Array(n * d);
-    for (let i = 0; i < n; i++) lookupQueries.set(embedding(target, d), i * d);
-
-    const designed = [
-      { id: 'prev', result: sdpa(X, X, { mask: { data: prevMask, shape: [n, n] } }) },
-      { id: 'same', result: sdpa(E, E, { scale: SAME_WORD_SCALE }) },
-      { id: 'uniform', result: sdpa(X, X, { scale: 0 }) },
-      { id: 'lookup', result: sdpa(tensor(lookupQueries, [1, n, d]), E, { scale: LOOKUP_SCALE }) },
-    ].map(({ id, result }) => ({
+    const s = settings();
+    if (tokens.length === 0) return (last = { tokens, d: s.d, h: s.h, heads: [] });
+    const { target, designed, randomHeads, weightShape, outputShape } = model.self(tokens, s);
+    const named = designed.map(({ id, weights }) => ({
       id, name: HEAD_INFO[id][0], info: id === 'lookup' ? HEAD_INFO[id][1].replace('target', `'${target}'`) : HEAD_INFO[id][1],
-      weights: result.weights.data,
+      weights,
     }));
-
-    const random = layer(d, h, seed.value).forward(X, X, X, { averageAttnWeights: false, causal: isCausal });
-    const [, numHeads, L, S] = random.weights.shape;
-    const randomHeads = Array.from({ length: numHeads }, (_, i) => ({
-      id: `r${i}`, name: `random head ${i + 1}`,
-      info: `nn.MultiheadAttention head ${i + 1} of ${numHeads}, seed ${seed.value}: d/h = ${d / h} wide.`,
-      weights: random.weights.data.subarray(i * L * S, (i + 1) * L * S),
+    const numHeads = randomHeads.length;
+    const random = randomHeads.map(({ id, weights }, i) => ({
+      id, name: `random head ${i + 1}`,
+      info: `nn.MultiheadAttention head ${i + 1} of ${numHeads}, seed ${s.seed}: d/h = ${s.d / s.h} wide.`,
+      weights,
     }));
-    last = {
-      tokens, d, h, target, heads: [...designed, ...randomHeads],
-      weightShape: random.weights.shape, outputShape: random.output.shape,
-    };
+    last = { tokens, d: s.d, h: s.h, target, heads: [...named, ...random], weightShape, outputShape };
     return last;
   }
 
   function computeCross() {
     const a = tokenize(sentence.value);
     const b = tokenize(sentenceB.value);
-    const d = Number(dim.value);
-    const h = Number(heads.value);
-    if (a.length === 0 || b.length === 0) return { a, b, d };
-    const A = inputs(a, d);
-    const B = inputs(b, d);
-    const same = attn.scaledDotProductAttention(B.E, A.E, A.X, { scale: SAME_WORD_SCALE, weights: true });
-    const random = layer(d, h, seed.value).forward(B.X, A.X, A.X);
-    return { a, b, d, same: same.weights.data, random: random.weights.data, outputShape: random.output.shape };
+    const s = settings();
+    if (a.length === 0 || b.length === 0) return { a, b, d: s.d };
+    return { a, b, d: s.d, ...model.cross(a, b, s) };
   }
 
   // --- drawing --------------------------------------------------------------------------------
