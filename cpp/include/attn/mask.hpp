@@ -11,6 +11,9 @@
 
 namespace attn {
 
+// d2l's masked_softmax value: a fully masked row becomes uniform instead of NaN.
+constexpr float kD2lFill = -1e6f;
+
 struct Mask {
   // d2l's valid lengths: empty (none), one per batch row [B], or one per query [B * nq].
   // Keys j >= valid_lens[...] are masked. Each length must lie in [0, nk].
@@ -34,7 +37,7 @@ struct Mask {
 
   // The score a masked position gets before the softmax. d2l's -1e6 makes a fully masked row
   // uniform; -infinity makes it NaN, as PyTorch does.
-  float fill = -1e6f;
+  float fill = kD2lFill;
 
   bool empty() const {
     return valid_lens.empty() && !bool_mask && !additive && !key_padding && !causal;

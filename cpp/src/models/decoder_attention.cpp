@@ -1,25 +1,21 @@
 #include "models/decoder_attention.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include "attention/additive_features.hpp"
+#include "attn/mask.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/row_kernels.hpp"
 
 namespace attn::detail {
 
 namespace {
 
-constexpr float kMaskFill = -1e6f;  // d2l's masked_softmax value
-
 // Softmax of scores [n] in place, positions j >= valid replaced by d2l's fill first (so a row
 // with nothing valid is uniform, as in d2l).
 void masked_softmax_row(float* s, Index n, Index valid) {
-  for (Index j = valid; j < n; ++j) s[j] = kMaskFill;
-  const float max = *std::max_element(s, s + n);
-  float sum = 0.0f;
-  for (Index j = 0; j < n; ++j) sum += (s[j] = std::exp(s[j] - max));
-  for (Index j = 0; j < n; ++j) s[j] /= sum;
+  std::fill(s + std::min(valid, n), s + n, kD2lFill);
+  f32_softmax_row(s, n);
 }
 
 }  // namespace
