@@ -26,9 +26,9 @@ inline void f32_gemm_tile(const std::array<const float*, Rows>& a, const float* 
                           Index ldb, simd::F32x4 (&c)[Rows][4]) {
   static_assert(Rows == 1 || Rows == 2, "tiles are 1 or 2 rows high");
   constexpr int N = 4;
-  // Local accumulators, copied out at the end: accumulating into `c` itself, which the scalar
-  // twin's loads of B could alias, kept g++ from holding them in registers (native SDPA 33 vs 42
-  // GFLOP/s).
+  // Local accumulators, copied out at the end: accumulating into `c` itself kept g++ from holding
+  // them in registers on the SSE backend, whose __m128 may alias the floats of B (native SDPA 33
+  // vs 42 GFLOP/s).
   simd::F32x4 acc[Rows][N];
   const float* row[Rows];
   for (int r = 0; r < Rows; ++r) {
