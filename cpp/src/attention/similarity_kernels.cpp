@@ -1,10 +1,11 @@
 // The similarity kernels of attn/kernels.hpp (Gaussian, boxcar, Epanechnikov, constant), not
 // compute kernels: those live in cpp/src/kernels/.
 
+#include "similarity_kernels.hpp"
+
 #include <algorithm>
 #include <cmath>
 
-#include "similarity_kernels.hpp"
 #include "checks.hpp"
 
 namespace attn {
