@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attn/tensor.hpp"
@@ -26,5 +27,26 @@ inline std::vector<Index> shape_of(MutableBatch t) { return {t.batch, t.rows, t.
 inline std::vector<Index> shape_of(const MatrixRef& m) { return {m.rows(), m.cols()}; }
 
 void require_positive_finite(const std::string& argument, double value);
+
+// One value of an enum and the name the API spells it with.
+template <typename Enum>
+struct NamedValue {
+  Enum value;
+  const char* name;
+};
+
+// The value `table` names `name`; otherwise fails naming `argument`, expecting the table's
+// names as 'a' | 'b' | ...
+template <typename Enum, size_t N>
+Enum parse_named(const char* argument, const NamedValue<Enum> (&table)[N], std::string_view name) {
+  for (const auto& entry : table) {
+    if (name == entry.name) return entry.value;
+  }
+  std::string names;
+  for (const auto& entry : table) {
+    names += (names.empty() ? "'" : " | '") + std::string(entry.name) + "'";
+  }
+  fail(argument, names, "'" + std::string(name) + "'");
+}
 
 }  // namespace attn::detail

@@ -12,14 +12,12 @@ namespace attn {
 
 namespace {
 
-constexpr struct {
-  ScoreFunction fn;
-  const char* name;
-} kScoreNames[] = {{ScoreFunction::Dot, "dot"},
-                   {ScoreFunction::ScaledDot, "scaled-dot"},
-                   {ScoreFunction::NegSquaredDistance, "neg-sq-dist"},
-                   {ScoreFunction::Additive, "additive"},
-                   {ScoreFunction::General, "general"}};
+constexpr detail::NamedValue<ScoreFunction> kScoreNames[] = {
+    {ScoreFunction::Dot, "dot"},
+    {ScoreFunction::ScaledDot, "scaled-dot"},
+    {ScoreFunction::NegSquaredDistance, "neg-sq-dist"},
+    {ScoreFunction::Additive, "additive"},
+    {ScoreFunction::General, "general"}};
 
 // wv^T tanh(Wq q_i + Wk k_j): both projections are computed once per batch row, so the nq x nk
 // pairs cost only the tanh sum over the hidden size.
@@ -56,11 +54,7 @@ void detail::check_score_arguments(ScoreFunction fn, ConstBatch q, ConstBatch k,
 }
 
 ScoreFunction parse_score_function(std::string_view name) {
-  for (const auto& entry : kScoreNames) {
-    if (name == entry.name) return entry.fn;
-  }
-  detail::fail("fn", "'dot' | 'scaled-dot' | 'neg-sq-dist' | 'additive' | 'general'",
-               "'" + std::string(name) + "'");
+  return detail::parse_named("fn", kScoreNames, name);
 }
 
 void detail::score_matrix(ScoreFunction fn, const ConstMatrixMap& q, const ConstMatrixMap& k,

@@ -11,26 +11,19 @@
 namespace attn {
 
 namespace {
-constexpr struct {
-  Kernel kernel;
-  const char* name;
-} kKernelNames[] = {{Kernel::Gaussian, "gaussian"},
-                    {Kernel::Boxcar, "boxcar"},
-                    {Kernel::Epanechnikov, "epanechnikov"},
-                    {Kernel::Constant, "constant"}};
+constexpr detail::NamedValue<Kernel> kKernelNames[] = {{Kernel::Gaussian, "gaussian"},
+                                                       {Kernel::Boxcar, "boxcar"},
+                                                       {Kernel::Epanechnikov, "epanechnikov"},
+                                                       {Kernel::Constant, "constant"}};
 }  // namespace
 
 Kernel parse_kernel(std::string_view name) {
-  for (const auto& entry : kKernelNames) {
-    if (name == entry.name) return entry.kernel;
-  }
-  detail::fail("kernel", "'gaussian' | 'boxcar' | 'epanechnikov' | 'constant'",
-               "'" + std::string(name) + "'");
+  return detail::parse_named("kernel", kKernelNames, name);
 }
 
 std::string kernel_name(Kernel kernel) {
   for (const auto& entry : kKernelNames) {
-    if (kernel == entry.kernel) return entry.name;
+    if (kernel == entry.value) return entry.name;
   }
   return "unknown";
 }
