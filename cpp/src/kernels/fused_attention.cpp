@@ -135,16 +135,14 @@ class FusedForward {
       score_masked<Rows>(masks, i0, j0, count, block_max);
     }
     float alpha[Rows];
-    RowPointers<Rows> rows_out;
     for (int r = 0; r < Rows; ++r) {
       const auto i = static_cast<size_t>(i0 + r);
       alpha[r] =
           f32_online_softmax_step(row(r), count, block_max[r], j0 == 0, row_max_[i], row_sum_[i]);
-      rows_out[r] = out + (i0 + r) * dv_;
     }
     const float* exps = scores_.data();
     pool_block<Rows>(rows<Rows>(exps, kBlockKeys), kv_.values, kv_.stride, j0, count, dv_, alpha,
-                     rows_out);
+                     rows<Rows>(out + i0 * dv_, dv_));
     if (weights) keep_weights<Rows>(i0, j0, len, count, query_start, weights);
   }
 
