@@ -10,8 +10,16 @@ endif()
 target_compile_options(attn PUBLIC ${attn_wasm_compile_flags})
 
 set(ATTN_WASM_NAME "attention" CACHE STRING "Base name of the .mjs/.wasm pair")
+if(ATTN_SIMD)
+  # The fused forward's block loops with fused multiply-add, loaded by web/lib/relaxed.js.
+  include(cmake/relaxed.cmake)
+  attn_relaxed_module(attn_relaxed ${CMAKE_CURRENT_SOURCE_DIR}/cpp/relaxed/relaxed_blocks.cpp
+    ${CMAKE_CURRENT_BINARY_DIR}/${ATTN_WASM_NAME}-relaxed.wasm ALL)
+endif()
 
-add_executable(attn_wasm cpp/bindings/embind.cpp cpp/bindings/models.cpp)
+add_executable(attn_wasm cpp/bindings/embind.cpp cpp/bindings/models.cpp
+  cpp/bindings/block_kernels.cpp)
+target_include_directories(attn_wasm PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src)
 set_target_properties(attn_wasm PROPERTIES OUTPUT_NAME ${ATTN_WASM_NAME} SUFFIX ".mjs")
 target_link_libraries(attn_wasm PRIVATE attn::attn)
 target_link_options(attn_wasm PRIVATE
@@ -27,6 +35,7 @@ target_link_options(attn_wasm PRIVATE
   -sMAXIMUM_MEMORY=4GB        # the whole 32-bit address space
   -sNODEJS_CATCH_EXIT=0       # a library must not install process-wide handlers in Node
   -sNODEJS_CATCH_REJECTION=0
+  -sALLOW_TABLE_GROWTH=1      # web/lib/relaxed.js adds the relaxed module's functions
   -sEXPORTED_FUNCTIONS=_malloc,_free
   -sINCOMING_MODULE_JS_API=wasmBinary,locateFile
   --extern-pre-js=${CMAKE_CURRENT_SOURCE_DIR}/cmake/glue-prelude.js

@@ -6,10 +6,12 @@ cd "$(dirname "$0")/.."
 
 # Debian packages: the native toolchain, Eigen and Catch2 for the core; nlohmann-json for the
 # tests that read the committed PyTorch fixtures; clang and its runtime libraries (libFuzzer,
-# ASan, UBSan) for the sanitizer and fuzz runs; emscripten for the wasm build; chromium for the
-# browser tests. (PyTorch itself is needed only to regenerate the fixtures: see scripts/fixtures.)
+# ASan, UBSan) for the sanitizer and fuzz runs; emscripten for the wasm build, and clang-16 with
+# lld-16 for its relaxed-SIMD module (cmake/relaxed.cmake: emscripten's LLVM 14 cannot emit
+# relaxed SIMD); chromium for the browser tests. (PyTorch itself is needed only to regenerate the
+# fixtures: see scripts/fixtures.)
 packages=(cmake g++ make libeigen3-dev catch2 nlohmann-json3-dev clang libclang-rt-14-dev emscripten
-  chromium)
+  clang-16 lld-16 chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

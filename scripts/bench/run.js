@@ -1,6 +1,8 @@
 // `npm run bench`: one run, side by side, single thread, float32:
-//   1. attention O = softmax(Q Kᵀ/√d) V on [1, n, d]: our SIMD and scalar wasm builds, plain JS,
-//      the peers that are installed (peers.js), and the native build;
+//   1. attention O = softmax(Q Kᵀ/√d) V on [1, n, d]: our SIMD build with its relaxed-SIMD loops
+//      (the default load; Node 20 needs --experimental-wasm-relaxed-simd, which npm run bench
+//      passes) and without them (SIMD128 only), our scalar build, plain JS, the peers that are
+//      installed (peers.js), and the native build;
 //   2. multi-head self-attention (torch.nn.MultiheadAttention, E = 512, 8 heads, with the four
 //      projections): ours vs onnxruntime-web running the same projections around the
 //      com.microsoft MultiHeadAttention op, and around a graph of standard ops;
@@ -58,7 +60,7 @@ const MHA = { embedDim: 512, numHeads: 8 };
 const mhaSizes = quick ? [128] : [128, 512, 1024];
 const LONG_N = 32768, LONG_D = 64;
 const GOAL = 1.35; // our SIMD build's GFLOP/s over the best peer's
-const SIMD = 'ours: wasm SIMD', SCALAR = 'ours: wasm scalar';
+const SIMD = 'ours: wasm relaxed SIMD', SIMD128 = 'ours: wasm SIMD128', SCALAR = 'ours: wasm scalar';
 
 const MiB = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 // An error in one line, build-machine paths cut ('/mnt/.../onnxruntime/core/...' → 'onnxruntime/core/...').
@@ -84,12 +86,15 @@ function printTable(title, header, rows) {
 const { attn: simd, memory: simdMemory } = await loadOurs();
 const { attn: scalar } = await loadOurs({ simd: false });
 if (simd.backend !== 'wasm-simd') throw new Error(`the SIMD build did not load (backend ${simd.backend})`);
+if (!simd.relaxedSimd) throw new Error('relaxed SIMD did not load: run under node --experimental-wasm-relaxed-simd (npm run bench does)');
+const { attn: simd128 } = await loadOurs({ relaxedSimd: false });
 
 // ---- 1. attention [1, n, d] --------------------------------------------------------------------
 const peers = await loadPeers();
 const peerNames = new Set(peers.map((p) => p.name));
 const runners = [
   ...[{ name: SIMD, make: (t) => () => simd.scaledDotProductAttention(t.q, t.k, t.v).output.data },
+    { name: SIMD128, make: (t) => () => simd128.scaledDotProductAttention(t.q, t.k, t.v).output.data },
     { name: SCALAR, make: (t) => () => scalar.scaledDotProductAttention(t.q, t.k, t.v).output.data },
     { name: 'plain JS', make: (t) => () => plainJsAttention(t.q.data, t.k.data, t.v.data, t.n, t.n, t.d), maxN: 2048 },
   ].map(checked), // peers come checked already
@@ -238,9 +243,12 @@ if (decode.results.length) {
   ratioTable('KV-cache decode, 12 heads, d = 64, nq = 1 (and nq = 4 in one call), n cached positions: ms per call and time ÷ one copy of K and V',
     decode.results, 'copy K and V once');
 }
-const peak = await runPeakSection({ simd, simdName: SIMD, results, quick });
-console.log(`\n2x16 GEMM micro-kernel (cpp/bench/kernel_bench.cpp in wasm SIMD, this process): ${peak.microkernel.gflops.toFixed(1)} GFLOP/s; ` +
-  `SDPA ${peak.results.map((r) => `n = ${r.n}: ${r.gflops.toFixed(1)} GFLOP/s`).join(', ')}`);
+const peak = await runPeakSection({ builds: [[SIMD, simd], [SIMD128, simd128]], results, quick });
+console.log('\n2x16 GEMM micro-kernel (cpp/bench/microkernel_loop.hpp in wasm, this process) and SDPA, GFLOP/s:');
+for (const [name, microkernel] of Object.entries(peak.microkernels)) {
+  console.log(`  ${name}: micro-kernel ${microkernel.gflops.toFixed(1)}; SDPA ` +
+    `${peak.results.filter((r) => r.runner === name).map((r) => `n = ${r.n}: ${r.gflops.toFixed(1)}`).join(', ')}`);
+}
 
 const seq2seq = await runSeq2SeqSection({ simd, scalar, quick });
 printTable(seq2seq.table.title, seq2seq.table.header, seq2seq.table.rows);
@@ -346,7 +354,7 @@ writeFileSync('build/bench/results.json', JSON.stringify({
   mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long,
   backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory },
   masked: masked.results, weights: weights.results, decode: decode.results,
-  peak: { microkernel: peak.microkernel, sdpa: peak.results }, seq2seq: seq2seq.results, summary,
+  peak: { microkernels: peak.microkernels, sdpa: peak.results }, seq2seq: seq2seq.results, summary,
 }, null, 2));
 writeFileSync('build/bench/chart.svg', renderChart([
   ...widths.map((d) => ({ title: `attention [1, n, ${d}], GFLOP/s (higher is better)`, results: results.filter((r) => r.d === d) })),

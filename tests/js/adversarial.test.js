@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import vm from 'node:vm';
 
-import { backends, memoryOf } from './backends.js';
+import { backends, memoryOf, labelOf } from './backends.js';
 import { detach } from './hostile.js';
 import * as ref from './reference.js';
 
@@ -41,7 +41,7 @@ for (const attn of backends) {
   const v = randomTensor(rng, [2, 5, 6]);
   const x = randomTensor(rng, [2, 3, 5]);
 
-  describe(`arguments read twice (${attn.backend})`, () => {
+  describe(`arguments read twice (${labelOf(attn)})`, () => {
     test('a data getter that returns another array on its second read is read once', () => {
       const first = randomTensor(rng, [2, 3]);
       let reads = 0;
@@ -119,7 +119,7 @@ for (const attn of backends) {
     });
   });
 
-  describe(`unclear errors (${attn.backend})`, () => {
+  describe(`unclear errors (${labelOf(attn)})`, () => {
     test('a Float32Array subclass is a Float32Array', () => {
       class Tagged extends Float32Array {
         get length() { return 1e9; } // an own accessor must not change what is read
@@ -169,7 +169,7 @@ for (const attn of backends) {
     });
   });
 
-  describe(`state (${attn.backend})`, () => {
+  describe(`state (${labelOf(attn)})`, () => {
     const config = { embedDim: 8, numHeads: 2 };
     const input = randomTensor(rng, [2, 3, 8]);
 
@@ -218,7 +218,7 @@ for (const attn of backends) {
     });
   });
 
-  describe(`zero-size and huge (${attn.backend})`, () => {
+  describe(`zero-size and huge (${labelOf(attn)})`, () => {
     test("score 'general' with dq = 0 is all zeros", () => {
       const k3 = randomTensor(rng, [2, 5, 3]);
       const got = attn.score(tensor([], [2, 3, 0]), k3, { fn: 'general', W: tensor([], [0, 3]) });
@@ -266,7 +266,7 @@ for (const attn of backends) {
     });
   });
 
-  describe(`fill (${attn.backend})`, () => {
+  describe(`fill (${labelOf(attn)})`, () => {
     const allMasked = [0, 0];
 
     test('a fill float32 cannot hold is a RangeError naming fill; -Infinity and -3.4e38 still work', () => {
@@ -289,7 +289,7 @@ for (const attn of backends) {
     });
   });
 
-  describe(`memory (${attn.backend})`, () => {
+  describe(`memory (${labelOf(attn)})`, () => {
     // The issue's check: 50,000 calls on the SIMD build (the scalar build runs the same wrapper
     // and C++ code; 10,000 there keep the suite short), half of them failing, the backward passes
     // and multi-head create / forward / backward / dispose among them.

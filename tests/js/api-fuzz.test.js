@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { BUILDERS, chooser } from './api-fuzz-cases.js';
-import { backends, memoryOf } from './backends.js';
+import { backends, memoryOf, labelOf } from './backends.js';
 import { detach, validForm } from './hostile.js';
 import * as ref from './reference.js';
 import { fuzzSeed } from './fuzz-seed.js';
@@ -98,7 +98,7 @@ function tensorsOf(result, found = []) {
 }
 
 for (const attn of backends) {
-  test(`the public API under random valid, hostile and invalid arguments (${attn.backend})`, (t) => {
+  test(`the public API under random valid, hostile and invalid arguments (${labelOf(attn)})`, (t) => {
     t.diagnostic(`seed ${seed} (rerun with ATTN_FUZZ_SEED=${seed}), budget ${BUDGET_MS} ms (ATTN_FUZZ_SECONDS)`);
     const memory = memoryOf(attn);
     const c = chooser(ref.mulberry32(seed));

@@ -1,6 +1,7 @@
-// The two builds every functional test runs against: the default load (SIMD in Node 20) and the
-// forced scalar build. Each entry is the loaded API object; `memoryOf(attn)` gives its wasm
-// memory (captured by wasm-memory.js) for heap measurements.
+// The three builds every functional test runs against: the default load (the SIMD build with the
+// relaxed-SIMD loops: scripts/test-js.sh runs Node 20 with --experimental-wasm-relaxed-simd), the
+// SIMD build without them, and the forced scalar build. Each entry is the loaded API object;
+// `memoryOf(attn)` gives its wasm memory (captured by wasm-memory.js) for heap measurements.
 
 import { lastMemory } from './wasm-memory.js';
 import { loadAttention } from 'attention-wasm';
@@ -13,11 +14,18 @@ async function load(options) {
   return attn;
 }
 
-/** [default load (expected 'wasm-simd'), loadAttention({ simd: false }) (expected 'wasm')] */
-export const backends = [await load(), await load({ simd: false })];
+/** [default load, loadAttention({ relaxedSimd: false }), loadAttention({ simd: false })] */
+export const backends = [await load(), await load({ relaxedSimd: false }), await load({ simd: false })];
 
-/** The backend names the two loads must report, in the order of `backends`. */
-export const expectedBackends = ['wasm-simd', 'wasm'];
+/** What the three loads must report, in the order of `backends`. */
+export const expectedBackends = [
+  { backend: 'wasm-simd', relaxedSimd: true },
+  { backend: 'wasm-simd', relaxedSimd: false },
+  { backend: 'wasm', relaxedSimd: false },
+];
+
+/** A test title's name for a loaded build: 'wasm-simd+relaxed', 'wasm-simd' or 'wasm'. */
+export const labelOf = (attn) => (attn.relaxedSimd ? `${attn.backend}+relaxed` : attn.backend);
 
 /** The WebAssembly.Memory behind a loaded API object (undefined if it could not be captured). */
 export const memoryOf = (attn) => memoryByBackend.get(attn);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import * as ref from './reference.js';
 
 const { assertClose, assertRowsSumToOne, mulberry32, randomTensor, tensor } = ref;
@@ -20,7 +20,7 @@ const identity = tensor(Float32Array.from({ length: B * NK * NK }, (_, i) => (Ma
 const additive = { Wq: randomTensor(rng, [6, D]), Wk: randomTensor(rng, [6, D]), wv: randomTensor(rng, [6]) };
 
 for (const attn of backends) {
-  describe(`dropout (${attn.backend})`, () => {
+  describe(`dropout (${labelOf(attn)})`, () => {
     test('the same seed gives the same output, another seed another one', () => {
       const a = attn.scaledDotProductAttention(q, k, v, { dropout: 0.3, seed: 42 });
       const b = attn.scaledDotProductAttention(q, k, v, { dropout: 0.3, seed: 42 });

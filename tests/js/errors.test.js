@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { loadAttention } from 'attention-wasm';
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import * as ref from './reference.js';
 
 const { assertClose, mulberry32, randomTensor, tensor } = ref;
@@ -218,7 +218,7 @@ CASES['absurd sizes'] = [
 ];
 
 for (const attn of backends) {
-  describe(`argument errors (${attn.backend})`, () => {
+  describe(`argument errors (${labelOf(attn)})`, () => {
     for (const [group, cases] of Object.entries(CASES)) {
       describe(group, () => {
         for (const [name, call, ErrorType, patterns] of cases) {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import * as fx from './fixtures.js';
 
 const sdpa = fx.loadFixture('gradients/sdpa.json');
@@ -13,7 +13,7 @@ const additive = fx.loadFixture('gradients/additive.json');
 const mha = fx.loadFixture('gradients/mha.json');
 
 for (const attn of backends) {
-  describe(`PyTorch fixtures, forward (${attn.backend})`, () => {
+  describe(`PyTorch fixtures, forward (${labelOf(attn)})`, () => {
     for (const { name, inputs, options, expected } of sdpa) {
       test(`scaledDotProductAttention: ${name}`, () => {
         const { output } = attn.scaledDotProductAttention(

@@ -6,17 +6,17 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends, expectedBackends } from './backends.js';
+import { backends, expectedBackends, labelOf } from './backends.js';
 import * as ref from './reference.js';
 
 const { assertClose, assertRowsSumToOne, mulberry32, randomTensor, tensor, LOOSE } = ref;
 
-test('the default load is the SIMD build and { simd: false } the scalar one', () => {
-  assert.deepEqual(backends.map((attn) => attn.backend), expectedBackends);
+test('the default load is the SIMD build with relaxed SIMD, { relaxedSimd: false } without it and { simd: false } the scalar one', () => {
+  assert.deepEqual(backends.map(({ backend, relaxedSimd }) => ({ backend, relaxedSimd })), expectedBackends);
 });
 
 for (const attn of backends) {
-  describe(`functions (${attn.backend})`, () => {
+  describe(`functions (${labelOf(attn)})`, () => {
     describe('softmax', () => {
       for (const shape of [[3, 5], [2, 3, 7], [7], [4, 1], [1, 2, 3, 4]]) {
         test(`matches the reference on shape [${shape}]`, () => {

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import * as ref from './reference.js';
 
 const { assertClose, mulberry32, randomTensor, tensor } = ref;
@@ -27,7 +27,7 @@ function inputs(seed, [batch, nq, nk, d, dv]) {
 }
 
 for (const attn of backends) {
-  describe(`fused attention kernel (${attn.backend})`, () => {
+  describe(`fused attention kernel (${labelOf(attn)})`, () => {
     for (const shape of [[1, 1, 1, 1, 1], [1, 3, 17, 5, 7], [2, 65, 129, 64, 64], [1, 130, 300, 24, 33], [3, 7, 257, 3, 2], [1, 200, 16, 64, 1]]) {
       test(`matches the reference at [B, nq, nk, d, dv] = [${shape}]`, () => {
         checkBothPaths(attn, ...inputs(shape.reduce((a, b) => a * 7 + b, 1), shape));

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import * as fx from './fixtures.js';
 
 const sdpa = fx.loadFixture('gradients/sdpa.json');
@@ -31,7 +31,7 @@ function sum(...tensors) {
 }
 
 for (const attn of backends) {
-  describe(`PyTorch fixtures, backward (${attn.backend})`, () => {
+  describe(`PyTorch fixtures, backward (${labelOf(attn)})`, () => {
     for (const { name, inputs, options, expected } of sdpa) {
       test(`scaledDotProductAttentionBackward: ${name}`, () => {
         const [q, k, v, gradOutput] = [inputs.q, inputs.k, inputs.v, inputs.gradOutput].map(fx.floatTensor);

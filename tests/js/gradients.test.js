@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import { assertGradient, dot, dropoutFactors, numericGradient, toDouble } from './gradient-check.js';
 import * as ref from './reference.js';
 
@@ -38,7 +38,7 @@ function checkSdpa(attn, { shapes: [B, nq, nk, d, dv], options = {}, seed, input
 }
 
 for (const attn of backends) {
-  describe(`scaledDotProductAttentionBackward (${attn.backend})`, () => {
+  describe(`scaledDotProductAttentionBackward (${labelOf(attn)})`, () => {
     test('matches finite differences without a mask, and with nk = 1 and nq = nk = 1', () => {
       checkSdpa(attn, { shapes: [2, 5, 7, 6, 3], seed: 1 });
       checkSdpa(attn, { shapes: [2, 3, 1, 4, 2], seed: 2 });
@@ -99,7 +99,7 @@ for (const attn of backends) {
     });
   });
 
-  describe(`additiveAttentionBackward (${attn.backend})`, () => {
+  describe(`additiveAttentionBackward (${labelOf(attn)})`, () => {
     function checkAdditive([B, nq, nk, dq, dk, dv, h], options, seed) {
       const rng = mulberry32(seed);
       const [q, k, v, gradOutput] = [[B, nq, dq], [B, nk, dk], [B, nk, dv], [B, nq, dv]].map((s) => randomTensor(rng, s));
@@ -124,7 +124,7 @@ for (const attn of backends) {
     });
   });
 
-  describe(`MultiHeadAttention.backward and stateDict (${attn.backend})`, () => {
+  describe(`MultiHeadAttention.backward and stateDict (${labelOf(attn)})`, () => {
     function checkMha(config, [B, L, S], options, seed) {
       const rng = mulberry32(seed);
       const { embedDim: E, kdim = E, vdim = E } = config;

@@ -6,14 +6,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import * as ref from './reference.js';
 import { fuzzSeed } from './fuzz-seed.js';
 
 const { assertClose, assertRowsSumToOne, mulberry32, randomTensor, tensor } = ref;
 
 for (const attn of backends) {
-  describe(`kernel regression numerics (${attn.backend})`, () => {
+  describe(`kernel regression numerics (${labelOf(attn)})`, () => {
     test('a far query with a small Gaussian bandwidth gets the nearest key\'s value', () => {
       // exp(-(d / sigma)^2 / 2) is 0 for every key here; softmax(-d^2 / (2 sigma^2)) puts
       // weight 1 on key 2 and exp(-1600) and exp(-600), exactly 0 in float, on the others.

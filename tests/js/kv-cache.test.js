@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends, memoryOf } from './backends.js';
+import { backends, memoryOf, labelOf } from './backends.js';
 import * as ref from './reference.js';
 
 const { LOOSE, assertClose, mulberry32, randomTensor, randomStateDict, tensor } = ref;
@@ -61,7 +61,7 @@ function checkAttend(cache, history, nq, rng, options) {
 }
 
 for (const attn of backends) {
-  describe(`KVCache (${attn.backend})`, () => {
+  describe(`KVCache (${labelOf(attn)})`, () => {
     test('decoding token by token and in chunks, past the capacity, equals the causal reference', () => {
       const rng = mulberry32(7000);
       const config = { batch: 2, heads: 3, headDim: 20, valueDim: 12, capacity: 5 };
@@ -189,7 +189,7 @@ for (const attn of backends) {
     });
   });
 
-  describe(`MultiHeadAttention with a KV cache (${attn.backend})`, () => {
+  describe(`MultiHeadAttention with a KV cache (${labelOf(attn)})`, () => {
     const decode = (mha, query, key, value, chunks, cacheOptions) => {
       const [B, n] = query.shape;
       const slice = (x, from, t) => {

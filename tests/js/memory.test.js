@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends, memoryOf } from './backends.js';
+import { backends, memoryOf, labelOf } from './backends.js';
 import * as ref from './reference.js';
 
 const { assertClose, mulberry32, randomTensor, tensor } = ref;
@@ -19,7 +19,7 @@ const MiB = 2 ** 20;
 const CALLS = { 'wasm-simd': 20000, wasm: 5000 };
 
 for (const attn of backends) {
-  describe(`wasm heap (${attn.backend})`, () => {
+  describe(`wasm heap (${labelOf(attn)})`, () => {
     const memory = memoryOf(attn);
 
     test('the module memory was captured', () => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import * as ref from './reference.js';
 
 const { assertClose, assertRowsSumToOne, mulberry32, randomTensor, randomStateDict, tensor } = ref;
@@ -19,7 +19,7 @@ function compare(got, want, label = '') {
 }
 
 for (const attn of backends) {
-  describe(`MultiHeadAttention (${attn.backend})`, () => {
+  describe(`MultiHeadAttention (${labelOf(attn)})`, () => {
     const rng = mulberry32(1000);
     const x = randomTensor(rng, [B, L, E]);
     const memory = randomTensor(rng, [B, S, E]);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import { importRepo } from './repo-module.js';
 import * as ref from './reference.js';
 
@@ -30,7 +30,7 @@ test("makePoints draws d2l's training set: N sorted x in [0, 5), y = f(x) + nois
 });
 
 for (const attn of backends) {
-  describe(`section 2's computation (${attn.backend})`, () => {
+  describe(`section 2's computation (${labelOf(attn)})`, () => {
     const points = makePoints(3);
     const keys = tensor(points.map((p) => p.x), [N]);
     const values = tensor(points.map((p) => p.y), [N]);

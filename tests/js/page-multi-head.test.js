@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import { importRepo } from './repo-module.js';
 import * as ref from './reference.js';
 
@@ -19,7 +19,7 @@ test('tokenize lower-cases words, keeps apostrophes and digits, drops punctuatio
 });
 
 for (const attn of backends) {
-  describe(`section 4's computation (${attn.backend})`, () => {
+  describe(`section 4's computation (${labelOf(attn)})`, () => {
     const tokens = tokenize('the pink elephant tried to get into the car but it was too big');
     const n = tokens.length;
     const settings = { d: 16, h: 4, seed: 3, scale: 1, pe: true, causal: false, lookup: 'car' };

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import { importRepo } from './repo-module.js';
 import * as ref from './reference.js';
 
@@ -16,7 +16,7 @@ const {
 } = await importRepo('web/src/sections/scoring/compute.js');
 
 for (const attn of backends) {
-  describe(`section 3's computation (${attn.backend})`, () => {
+  describe(`section 3's computation (${labelOf(attn)})`, () => {
     const example = { theta: 35, r: 1.5, phi: 60, equalKeys: false };
 
     test('every scoring function and its softmax match the reference', () => {

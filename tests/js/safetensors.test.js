@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { readSafetensors } from 'attention-wasm';
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import * as ref from './reference.js';
 import { buildSafetensors, encode, entry, rawFile } from './safetensors-writer.js';
 
@@ -101,7 +101,7 @@ describe('readSafetensors', () => {
   });
 
   for (const attn of backends) {
-    test(`round trip into MultiHeadAttention.loadStateDict (F16, BF16, F64, F32) (${attn.backend})`, () => {
+    test(`round trip into MultiHeadAttention.loadStateDict (F16, BF16, F64, F32) (${labelOf(attn)})`, () => {
       const E = 8, H = 2;
       const config = { embedDim: E, numHeads: H };
       const rng = mulberry32(2000);

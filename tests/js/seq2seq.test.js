@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
-import { backends } from './backends.js';
+import { backends, labelOf } from './backends.js';
 import * as fx from './fixtures.js';
 import { mulberry32 } from './reference.js';
 
@@ -47,7 +47,7 @@ function copyBatch(rng, batch, steps, vocab) {
 }
 
 for (const attn of backends) {
-  describe(`Seq2SeqAttention against d2l's PyTorch model (${attn.backend})`, () => {
+  describe(`Seq2SeqAttention against d2l's PyTorch model (${labelOf(attn)})`, () => {
     for (const { name, inputs, options, expected } of cases) {
       test(`${name}: forward, loss and gradients`, () => {
         const m = model(attn, inputs);
@@ -86,7 +86,7 @@ for (const attn of backends) {
     }
   });
 
-  describe(`Seq2SeqAttention learns (${attn.backend})`, () => {
+  describe(`Seq2SeqAttention learns (${labelOf(attn)})`, () => {
     test('a copy task: 95% of held-out tokens right after a few hundred steps, attention on the diagonal', () => {
       const rng = mulberry32(5);
       const vocab = 12, steps = 7;
@@ -116,7 +116,7 @@ for (const attn of backends) {
     });
   });
 
-  describe(`Seq2SeqAttention arguments and state (${attn.backend})`, () => {
+  describe(`Seq2SeqAttention arguments and state (${labelOf(attn)})`, () => {
     const config = { srcVocabSize: 7, tgtVocabSize: 8, embedSize: 4, numHiddens: 6, numLayers: 2, seed: 1 };
     const b = copyBatch(mulberry32(1), 3, 5, 7);
 

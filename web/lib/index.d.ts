@@ -357,6 +357,12 @@ export interface Seq2SeqAttention {
 
 export interface Attention {
   readonly backend: 'wasm-simd' | 'wasm';
+  /**
+   * Whether the SIMD build runs attention's loops with relaxed SIMD's fused multiply-add (a
+   * second, 5 KB module): true where the engine validates relaxed SIMD (Chromium; Node 20 only
+   * with --experimental-wasm-relaxed-simd) unless loadAttention was given relaxedSimd: false.
+   */
+  readonly relaxedSimd: boolean;
   /** Nadaraya-Watson: output [m, dy], weights [m, n]. A query no key reaches gives NaN. */
   kernelRegression(options: KernelRegressionOptions): { output: Tensor; weights?: Tensor };
   /**
@@ -424,6 +430,12 @@ export interface Attention {
 export interface LoadOptions {
   /** false forces the scalar build; true requires SIMD. Default: SIMD when supported. */
   simd?: boolean;
+  /**
+   * The SIMD build's attention loops with fused multiply-add, where relaxed SIMD validates (the
+   * default); false leaves them out; true requires them (an Error where unsupported or with
+   * simd: false). Results differ from the SIMD128 loops in the last bits: FMA rounds once.
+   */
+  relaxedSimd?: boolean;
   /** Where the chosen .wasm is hosted, if not beside the package's index.js. */
   wasmUrl?: string | URL;
 }

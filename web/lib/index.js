@@ -7,6 +7,7 @@ import { readSafetensors } from './safetensors.js';
 import { writeSafetensors } from './safetensors-write.js';
 import { createSeq2SeqClass } from './seq2seq.js';
 import { describe } from './arguments.js';
+import { installRelaxedKernels, relaxedSimdSupported } from './relaxed.js';
 
 export { readSafetensors, writeSafetensors };
 
@@ -61,31 +62,53 @@ function toUrl(wasmUrl) {
   return new URL(wasmUrl, base);
 }
 
+function checkBoolean(name, value) {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new TypeError(`${name}: expected a boolean, got ${describe(value)}`);
+  }
+}
+
+// Whether the SIMD build also takes the relaxed-SIMD loops (relaxed.js), as `relaxedSimd` asks.
+async function chooseRelaxed(relaxedSimd, variant) {
+  if (relaxedSimd === false) return false;
+  const usable = variant === VARIANTS.simd && (await relaxedSimdSupported());
+  if (relaxedSimd === true && !usable) {
+    throw new Error(variant === VARIANTS.simd
+      ? 'attention-wasm: relaxed SIMD was required (relaxedSimd: true) but this engine does not support it'
+      : 'attention-wasm: relaxedSimd: true needs the SIMD build, but simd: false was given');
+  }
+  return usable;
+}
+
 /**
  * Loads the wasm module: the SIMD build where WebAssembly SIMD validates, else the scalar one.
  * options.simd: false forces the scalar build; true requires SIMD (an Error if unsupported).
+ * options.relaxedSimd: the SIMD build's attention loops with fused multiply-add, where relaxed
+ * SIMD validates (the default); false leaves them out, true requires them.
  * options.wasmUrl: where the chosen .wasm file is hosted, if not beside this file.
  */
 export async function loadAttention(options = {}) {
   if (options === null || typeof options !== 'object') {
-    throw new TypeError(`options: expected { simd?, wasmUrl? }, got ${describe(options)}`);
+    throw new TypeError(`options: expected { simd?, relaxedSimd?, wasmUrl? }, got ${describe(options)}`);
   }
-  const { simd, wasmUrl } = options;
-  if (simd !== undefined && typeof simd !== 'boolean') {
-    throw new TypeError(`simd: expected a boolean, got ${describe(simd)}`);
-  }
+  const { simd, relaxedSimd, wasmUrl } = options;
+  checkBoolean('simd', simd);
+  checkBoolean('relaxedSimd', relaxedSimd);
   if (simd === true && !simdSupported()) {
     throw new Error('attention-wasm: WebAssembly SIMD was required (simd: true) but this engine does not support it');
   }
   const variant = VARIANTS[simd ?? simdSupported() ? 'simd' : 'scalar'];
-  const [{ default: createModule }, wasmBinary] = await Promise.all([
+  const [{ default: createModule }, wasmBinary, relaxed] = await Promise.all([
     variant.glue(),
     readBytes(wasmUrl === undefined ? variant.url() : toUrl(wasmUrl)),
+    chooseRelaxed(relaxedSimd, variant),
   ]);
   const module = await createModule({ wasmBinary });
+  if (relaxed) await installRelaxedKernels(module);
   const kvCache = createKVCacheClass(module);
   return Object.freeze({
     backend: variant.backend,
+    relaxedSimd: relaxed,
     ...createFunctions(module),
     KVCache: kvCache.KVCache,
     MultiHeadAttention: createMultiHeadAttentionClass(module, kvCache),

@@ -3,66 +3,21 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <limits>
 #include <memory>
 #include <vector>
 
+#include "block_kernels.hpp"
 #include "gemm.hpp"
 #include "row_kernels.hpp"
 #include "row_mask.hpp"
-#include "simd/f32x4.hpp"
 
 namespace attn::detail {
 
 namespace {
 
-using simd::F32x4;
-
 constexpr Index kTile = kPanel;      // keys (or output columns) per micro-kernel call
 constexpr Index kBlockKeys = 128;    // keys per online-softmax step: 32 KB of packed K at d = 64
 constexpr Index kBlockQueries = 64;  // queries that pass over one key block while it is hot
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-template <int Rows>
-using RowPointers = std::array<float*, Rows>;
-
-// Scores of Rows query rows against the `len` keys of a packed block, into s[r], and each row's
-// maximum taken on the way (the tiles are in registers then, which saves a pass).
-template <int Rows>
-void score_block(const std::array<const float*, Rows>& q, const float* packed, Index d, Index len,
-                 const RowPointers<Rows>& s, float (&max)[Rows]) {
-  F32x4 running[Rows];
-  for (int r = 0; r < Rows; ++r) running[r] = simd::splat(kNegInf);
-  const Index full_tiles_end = len / kTile * kTile;
-  for (Index t = 0; t < len; t += kTile) {
-    F32x4 c[Rows][4];
-    f32_gemm_tile<Rows>(q, packed + t * d, d, kTile, c);
-    for (int r = 0; r < Rows; ++r) {
-      for (int n = 0; n < 4; ++n) simd::store(s[r] + t + 4 * n, c[r][n]);
-      if (t < full_tiles_end) {  // a partial tile's padded lanes must not count
-        for (int n = 0; n < 4; ++n) running[r] = simd::max(running[r], c[r][n]);
-      }
-    }
-  }
-  for (int r = 0; r < Rows; ++r) {
-    max[r] = simd::horizontal_max(running[r]);
-    for (Index j = full_tiles_end; j < len; ++j) max[r] = simd::nan_max(max[r], s[r][j]);
-  }
-}
-
-// out[r] = alpha[r] * out[r] + P (Rows x len) * V (len x dv), V as packed panels of 16 columns
-// (each [stride][16]) starting at key j0.
-template <int Rows>
-void pool_block(const std::array<const float*, Rows>& p, const float* packed_v, Index stride,
-                Index j0, Index len, Index dv, const float (&alpha)[Rows],
-                const RowPointers<Rows>& out) {
-  for (Index c = 0; c < dv; c += kTile) {
-    F32x4 acc[Rows][4];
-    f32_gemm_tile<Rows>(p, packed_v + c * stride + j0 * kTile, len, kTile, acc);
-    const Index columns = std::min(kTile, dv - c);
-    for (int r = 0; r < Rows; ++r) store_row_tile(out[r] + c, acc[r], columns, &alpha[r]);
-  }
-}
 
 // With weights requested, what one row kept of one key block: the running max its
 // exp(s - max) were taken against, and how many of its keys were computed (the rest are 0).
@@ -88,7 +43,7 @@ class FusedForward {
         masked_(!mask.mask.empty()),
         skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
         scores_(static_cast<size_t>(2 * kBlockKeys)),
-        row_max_(static_cast<size_t>(nq), kNegInf),
+        row_max_(static_cast<size_t>(nq), kNegativeInfinity),
         row_sum_(static_cast<size_t>(nq), 0.0f) {}
 
   void run(float* out, float* weights) {
@@ -141,8 +96,8 @@ class FusedForward {
           f32_online_softmax_step(row(r), count, block_max[r], j0 == 0, row_max_[i], row_sum_[i]);
     }
     const float* exps = scores_.data();
-    pool_block<Rows>(rows<Rows>(exps, kBlockKeys), kv_.values, kv_.stride, j0, count, dv_, alpha,
-                     rows<Rows>(out + i0 * dv_, dv_));
+    block_kernels().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(), kv_.values, kv_.stride, j0,
+                                   count, dv_, alpha, rows<Rows>(out + i0 * dv_, dv_).data());
     if (weights) keep_weights<Rows>(i0, j0, len, count, query_start, weights);
   }
 
@@ -196,8 +151,9 @@ class FusedForward {
   template <int Rows>
   void score_masked(const RowMasks<Rows>& masks, Index i0, Index j0, Index count,
                     float (&block_max)[Rows]) {
-    score_block<Rows>(rows<Rows>(q_ + i0 * d_, d_), kv_.keys + j0 * d_, d_, count,
-                      rows<Rows>(scores_.data(), kBlockKeys), block_max);
+    block_kernels().score[Rows - 1](rows<Rows>(q_ + i0 * d_, d_).data(), kv_.keys + j0 * d_, d_,
+                                    count, rows<Rows>(scores_.data(), kBlockKeys).data(),
+                                    block_max);
     if (!masked_) return;
     for (int r = 0; r < Rows; ++r) {
       if (!masks[r].changes(j0, count)) continue;

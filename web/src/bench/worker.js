@@ -1,15 +1,16 @@
-// The page's benchmark, off the main thread: loads the package twice (the SIMD build and the
-// scalar one) and times O = softmax(Q Kᵀ/√d) V on [1, n, d] float32 for both and for plain
+// The page's benchmark, off the main thread: loads the package three times (the SIMD build with
+// its relaxed-SIMD loops where the browser has relaxed SIMD, the SIMD build without them, and the
+// scalar one) and times O = softmax(Q Kᵀ/√d) V on [1, n, d] float32 for each and for plain
 // JavaScript, the SIMD build (or the scalar one without SIMD) with a causal mask and with
 // validLens = n/4 too, then one-token decode against a KV cache (decode.js). The page stays
 // responsive because all timing happens here; progress and results come back as messages.
 //
 // page → worker: { type: 'run', id, sizes: number[], d, jsMaxN, decodeSizes: number[], samples, sampleMs }
-// worker → page: { type: 'ready', id, backends: { simd, scalar } }
+// worker → page: { type: 'ready', id, backends: { simd, relaxedSimd, scalar } }
 //                { type: 'progress', id, step, total, n, sample, samples, decode? }
 //                  (step: index of n, then of the decode sizes after the attention sizes)
 //                { type: 'result', id, runner, n, d, ms, gflops, reps, maxDiff }
-//                  (runner: simd | scalar | js | causal | quarter; masked rows count the dense
+//                  (runner: simd | simd128 | scalar | js | causal | quarter; masked rows count the dense
 //                  4·n²·d flops, so their GFLOP/s say how much faster than unmasked they run)
 //                { type: 'decode', id, n, heads, d, ms, copyMs, reps, maxDiff }
 //                { type: 'decode-skipped', id, reason }
@@ -25,18 +26,23 @@ import { attentionFlops, measureInTurns } from './timing.js';
 let loaded = null;
 
 function load() {
-  loaded ??= Promise.all([loadAttention(), loadAttention({ simd: false })]).then(([simd, scalar]) => ({ simd, scalar }));
+  loaded ??= Promise.all([loadAttention(), loadAttention({ relaxedSimd: false }), loadAttention({ simd: false })])
+    .then(([simd, simd128, scalar]) => ({ simd, simd128, scalar }));
   return loaded;
 }
 
 // The runners, in the order they take their turns at each n. `attention(t)` returns the output
 // data; `visible(t)`, for the masked ones, how many keys row i sees (every runner is checked on
 // a few rows against plain JS over the keys those rows see).
-function runners({ simd, scalar }) {
+function runners({ simd, simd128, scalar }) {
   const list = [];
   // Without SIMD support loadAttention() falls back to the scalar build: no SIMD row then.
   if (simd.backend === 'wasm-simd') {
     list.push({ name: 'simd', attention: (t) => simd.scaledDotProductAttention(t.q, t.k, t.v).output.data });
+  }
+  // Where the default load took the relaxed loops, the same build without them: what FMA gives.
+  if (simd.relaxedSimd) {
+    list.push({ name: 'simd128', attention: (t) => simd128.scaledDotProductAttention(t.q, t.k, t.v).output.data });
   }
   list.push({ name: 'scalar', attention: (t) => scalar.scaledDotProductAttention(t.q, t.k, t.v).output.data });
   list.push({ name: 'js', attention: (t) => plainJsAttention(t.q.data, t.k.data, t.v.data, t.n, t.n, t.d), js: true });
@@ -66,7 +72,10 @@ function referenceDiff(out, t, visible) {
 async function run({ id, sizes, d, jsMaxN, decodeSizes = [], samples, sampleMs }) {
   const t0 = performance.now();
   const modules = await load();
-  postMessage({ type: 'ready', id, backends: { simd: modules.simd.backend, scalar: modules.scalar.backend } });
+  postMessage({
+    type: 'ready', id,
+    backends: { simd: modules.simd.backend, relaxedSimd: modules.simd.relaxedSimd, scalar: modules.scalar.backend },
+  });
   const all = runners(modules);
   const total = sizes.length + decodeSizes.length;
   for (const [step, n] of sizes.entries()) {

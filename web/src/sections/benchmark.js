@@ -32,7 +32,9 @@ const AGREE = 1e-4;
 // Greyscale-readable: the three runners differ in lightness, dash and marker, and each line is
 // labelled at its end.
 const RUNNERS = {
-  simd: { label: 'wasm SIMD', short: 'SIMD', stroke: '#1d2433', dash: null, symbol: 'circle' },
+  // The two SIMD lines run close together (1.1x apart): their end labels are nudged apart.
+  simd: { label: 'wasm SIMD', short: 'SIMD', stroke: '#1d2433', dash: null, symbol: 'circle', dy: -4 },
+  simd128: { label: 'SIMD, no FMA', short: 'no FMA', stroke: '#7a7f8a', dash: '5 3', symbol: 'cross', dy: 7 },
   scalar: { label: 'wasm scalar', short: 'scalar', stroke: '#2a6f97', dash: '7 4', symbol: 'square' },
   js: { label: 'plain JS', short: 'JS', stroke: '#c9733a', dash: '2 3', symbol: 'triangle' },
   causal: { label: 'SIMD, causal', short: 'causal', stroke: '#5b8c5a', dash: '4 2 1 2', symbol: 'diamond' },
@@ -40,14 +42,15 @@ const RUNNERS = {
 };
 // a ÷ b in GFLOP/s: how many times faster a runs. The masked rows count dense flops, so theirs
 // is how much less time the mask costs than the unmasked call.
-const RATIOS = [['simd', 'scalar'], ['simd', 'js'], ['causal', 'simd'], ['quarter', 'simd']];
+const RATIOS = [['simd', 'simd128'], ['simd', 'scalar'], ['simd', 'js'], ['causal', 'simd'], ['quarter', 'simd']];
 
 const TEXT = `
 <p>How fast is attention here, on this device? The button below times one call of the package's
 <code>scaledDotProductAttention(q, k, v)</code>, that is
 $O = \\operatorname{softmax}\\!\\big(QK^\\top/\\sqrt d\\big)\\,V$ with $Q, K, V$ of shape
 $[1, n, d]$ in float32 (self-attention sized: $n$ queries against $n$ keys), in three ways: the
-package's WebAssembly build with 128-bit SIMD, its scalar build (the same C++ compiled without
+package's WebAssembly build with 128-bit SIMD (twice where your browser has relaxed SIMD: see
+below), its scalar build (the same C++ compiled without
 SIMD) and plain JavaScript (the obvious loops over <code>Float32Array</code>s). The wasm call runs
 the <strong>fused kernel</strong>: scores a tile of keys at a time, softmaxed online and pooled into
 the output at once, so no $n \\times n$ matrix is ever stored; the time includes copying $Q, K, V$
@@ -61,6 +64,9 @@ $$\\text{GFLOP/s} = \\frac{4\\,n^2 d}{\\text{time}}.$$
 Plain JS stops at $n = ${JS_MAX_N}$ to keep the run short. These are <strong>your own
 numbers</strong>, measured just now in your browser; nothing is sent anywhere. They vary with the
 device, its power state and what else is running: run it twice.</p>
+<p>Where your browser has relaxed SIMD, the SIMD row's products use its <strong>fused
+multiply-add</strong> (one instruction and one rounding for $a \\cdot b + c$), and the row
+"SIMD, no FMA" times the same build with SIMD128's separate multiply and add.</p>
 <p>Two more rows time the SIMD build with a <strong>causal mask</strong> (query $i$ sees keys
 $j \\le i$) and with <code>validLens</code> $= n/4$: the kernel skips key blocks that are wholly
 masked, so these should take about a half and a quarter of the unmasked time. They are counted
@@ -219,9 +225,11 @@ export function mountBenchmark(root) {
   // One sentence for the screen and for screen readers: the backends and the largest n.
   function summary() {
     const { backends, d, sizes } = run;
-    const builds = backends?.simd === 'wasm-simd'
-      ? 'the wasm-simd and wasm (scalar) builds'
-      : 'the wasm (scalar) build — your browser does not validate WebAssembly SIMD, so there is no SIMD row —';
+    const builds = backends?.simd !== 'wasm-simd'
+      ? 'the wasm (scalar) build — your browser does not validate WebAssembly SIMD, so there is no SIMD row —'
+      : backends.relaxedSimd
+        ? 'the wasm-simd build with its relaxed-SIMD (fused multiply-add) loops and without them, the wasm (scalar) build'
+        : 'the wasm-simd and wasm (scalar) builds (your browser does not validate relaxed SIMD, so there is no "no FMA" row)';
     const maxDiff = Math.max(...[...run.rows.values(), ...run.decode.values()].map((r) => r.maxDiff));
     const parts = [`Measured in your browser, one worker thread, d = ${d}: ${builds} and plain JS.`];
     const n = [...sizes].reverse().find((s) => run.rows.has(`simd:${s}`) && run.rows.has(`js:${s}`));
@@ -298,6 +306,7 @@ export function mountBenchmark(root) {
     };
     for (const [name, runner] of Object.entries(RUNNERS)) {
       if (name === 'simd' && run.backends && run.backends.simd !== 'wasm-simd') continue;
+      if (name === 'simd128' && run.backends && !run.backends.relaxedSimd) continue;
       const tr = body.insertRow();
       tr.dataset.runner = name;
       rowHead(tr, runner.label);
@@ -354,7 +363,7 @@ export function mountBenchmark(root) {
         Plot.line(points, { x: 'n', y: 'gflops', stroke: runner.stroke, strokeWidth: 2, strokeDasharray: runner.dash }),
         Plot.dot(points, { x: 'n', y: 'gflops', fill: runner.stroke, symbol: runner.symbol, r: 4, stroke: 'white' }),
         Plot.text(points.slice(-1), {
-          x: 'n', y: 'gflops', text: () => runner.label, dx: 8, textAnchor: 'start', fill: runner.stroke,
+          x: 'n', y: 'gflops', text: () => runner.label, dx: 8, dy: runner.dy ?? 0, textAnchor: 'start', fill: runner.stroke,
           fontSize: 11, fontWeight: 600,
         }),
       );

@@ -41,8 +41,16 @@ inline F32x4 abs(F32x4 a) { return {wasm_f32x4_abs(a.v)}; }
 inline F32x4 copy_sign(F32x4 magnitude, F32x4 sign) {
   return {wasm_v128_bitselect(sign.v, magnitude.v, wasm_f32x4_splat(-0.0f))};
 }
-// a * b + c; SIMD128 has no fused multiply-add, so two instructions.
+// a * b + c. SIMD128 has no fused multiply-add, so two instructions; relaxed SIMD's madd is one
+// (fused where the CPU has FMA: rounded once, so not bit for bit the two-instruction result).
+// Only the relaxed module (cpp/relaxed) is compiled with -mrelaxed-simd: see block_kernels.hpp.
+#if defined(__wasm_relaxed_simd__)
+inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) {
+  return {__builtin_wasm_relaxed_madd_f32x4(a.v, b.v, c.v)};
+}
+#else
 inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) { return a * b + c; }
+#endif
 // max(a, b) = a < b ? b : a: one x86 instruction, where wasm's NaN-exact f32x4.max costs
 // several. A NaN in `a` survives; one in `b` may not, which the row max can afford: exp(NaN -
 // max) still turns that row NaN.

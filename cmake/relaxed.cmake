@@ -1,0 +1,34 @@
+# Relaxed-SIMD modules: C++ of the core compiled with relaxed SIMD's fused multiply-add, into
+# small wasm modules that a SIMD build loads beside itself. emcc 3.1.6 cannot build them
+# (DESIGN.md, toolchain facts): Debian's clang-16 compiles against emscripten's headers and
+# wasm-ld-16 links each alone, with no entry point, importing its memory and exporting its stack
+# pointer, which the loader points at a stack it allocates in that memory (no stack of its own:
+# -z stack-size=0). --strip-all keeps the export names.
+
+find_program(ATTN_RELAXED_CLANG clang-16 REQUIRED NO_CMAKE_FIND_ROOT_PATH)
+find_program(ATTN_RELAXED_WASM_LD wasm-ld-16 REQUIRED NO_CMAKE_FIND_ROOT_PATH)
+get_target_property(attn_eigen_include Eigen3::Eigen INTERFACE_INCLUDE_DIRECTORIES)
+
+# attn_relaxed_module(<target> <source> <output .wasm> [ALL]): builds <output> from <source>.
+function(attn_relaxed_module target source output)
+  set(object ${CMAKE_CURRENT_BINARY_DIR}/${target}.o)
+  add_custom_command(
+    OUTPUT ${object}
+    COMMAND ${ATTN_RELAXED_CLANG} --target=wasm32-unknown-emscripten -msimd128 -mrelaxed-simd
+      -mbulk-memory -O3 -DNDEBUG -std=c++17 -fno-exceptions
+      --sysroot=${EMSCRIPTEN_SYSROOT} -isystem ${EMSCRIPTEN_SYSROOT}/include/compat
+      -isystem ${EMSCRIPTEN_SYSROOT}/include/c++/v1 -isystem ${attn_eigen_include}
+      -I${CMAKE_CURRENT_SOURCE_DIR}/cpp/src -I${CMAKE_CURRENT_SOURCE_DIR}/cpp/include
+      -MD -MF ${object}.d -c ${source} -o ${object}
+    DEPENDS ${source}
+    DEPFILE ${object}.d
+    COMMENT "Compiling ${source} with clang-16 (relaxed SIMD)"
+    VERBATIM)
+  add_custom_command(
+    OUTPUT ${output}
+    COMMAND ${ATTN_RELAXED_WASM_LD} --no-entry --import-memory -z stack-size=0
+      --export=__stack_pointer --strip-all ${object} -o ${output}
+    DEPENDS ${object}
+    VERBATIM)
+  add_custom_target(${target} ${ARGN} DEPENDS ${output})
+endfunction()
