@@ -11,14 +11,14 @@ target_compile_options(attn PUBLIC ${attn_wasm_compile_flags})
 
 set(ATTN_WASM_NAME "attention" CACHE STRING "Base name of the .mjs/.wasm pair")
 if(ATTN_SIMD)
-  # The fused forward's block loops with fused multiply-add, loaded by web/lib/relaxed.js.
+  # The loops of the matrix products with fused multiply-add, loaded by web/lib/relaxed.js.
   include(cmake/relaxed.cmake)
-  attn_relaxed_module(attn_relaxed ${CMAKE_CURRENT_SOURCE_DIR}/cpp/relaxed/relaxed_blocks.cpp
+  attn_relaxed_module(attn_relaxed ${CMAKE_CURRENT_SOURCE_DIR}/cpp/relaxed/relaxed_loops.cpp
     ${CMAKE_CURRENT_BINARY_DIR}/${ATTN_WASM_NAME}-relaxed.wasm ALL)
 endif()
 
 add_executable(attn_wasm cpp/bindings/embind.cpp cpp/bindings/models.cpp
-  cpp/bindings/block_kernels.cpp)
+  cpp/bindings/kernel_table.cpp)
 target_include_directories(attn_wasm PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src)
 set_target_properties(attn_wasm PROPERTIES OUTPUT_NAME ${ATTN_WASM_NAME} SUFFIX ".mjs")
 target_link_libraries(attn_wasm PRIVATE attn::attn)

@@ -1,5 +1,5 @@
 // The relaxed-SIMD loops (cpp/relaxed, web/lib/relaxed.js): when they are used, that they really
-// run (a score only a fused multiply-add gives), that engines without relaxed SIMD fall back to
+// run (scores and products only a fused multiply-add gives), that engines without relaxed SIMD fall back to
 // the SIMD build's own loops, and that the module cannot touch the main module's memory except
 // through its arguments and the stack the loader gives it. Their numbers against the
 // double-precision reference are the whole suite's: backends.js loads them first.
@@ -84,6 +84,18 @@ describe('the relaxed loops compute the scores with fused multiply-add', () => {
   }
 });
 
+// The same sum through the GEMM loop (bmm, and so the projections, the backward and the GRU):
+// [1, a] . [-1, a] is 2^-11 + 2^-24 fused, 2^-11 rounded twice; both are floats.
+test('the relaxed GEMM loop computes with fused multiply-add', () => {
+  const a = 1 + 2 ** -12;
+  for (const rows of [1, 2, 3]) { // 1- and 2-row tiles
+    const left = { data: new Float32Array(Array.from({ length: rows }, () => [1, a]).flat()), shape: [1, rows, 2] };
+    const right = { data: new Float32Array([-1, a]), shape: [1, 2, 1] };
+    assert.deepEqual([...plain.bmm(left, right).data], Array(rows).fill(2 ** -11));
+    assert.deepEqual([...relaxed.bmm(left, right).data], Array(rows).fill(2 ** -11 + 2 ** -24));
+  }
+});
+
 // Section ids of a wasm binary, in order.
 function sectionIds(bytes) {
   const ids = [];
@@ -109,7 +121,8 @@ test('the relaxed module imports only the memory and has no data, start or memor
   assert.deepEqual(WebAssembly.Module.imports(module), [{ module: 'env', name: 'memory', kind: 'memory' }]);
   assert.deepEqual(
     WebAssembly.Module.exports(module).map(({ name, kind }) => `${kind} ${name}`).sort(),
-    ['function pool_block_1', 'function pool_block_2', 'function score_block_1', 'function score_block_2', 'global __stack_pointer'],
+    ['function gemm_panels', 'function pool_block_1', 'function pool_block_2', 'function score_block_1', 'function score_block_2',
+      'global __stack_pointer'],
   );
   const ids = sectionIds(bytes);
   for (const [id, what] of [[5, 'memory'], [8, 'start'], [11, 'data'], [12, 'data count']]) {

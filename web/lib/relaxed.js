@@ -1,15 +1,16 @@
-// Relaxed SIMD: the fused forward's block loops compiled with fused multiply-add (cpp/relaxed,
-// built by cmake/relaxed.cmake), a small module of its own that shares the SIMD build's memory
-// and takes the place of the core's loops (cpp/src/kernels/block_kernels.hpp). emcc 3.1.6 cannot
-// put relaxed instructions in the main module, hence the second one. Engines without relaxed
-// SIMD (Node 20 without --experimental-wasm-relaxed-simd, Safari) keep the core's loops.
+// Relaxed SIMD: the loops of the core's matrix products compiled with fused multiply-add
+// (cpp/relaxed, built by cmake/relaxed.cmake), a small module of its own that shares the SIMD
+// build's memory and takes the place of the core's loops (cpp/src/kernels/kernel_table.hpp).
+// emcc 3.1.6 cannot put relaxed instructions in the main module, hence the second one. Engines
+// without relaxed SIMD (Node 20 without --experimental-wasm-relaxed-simd, Safari) keep the core's
+// loops.
 
 // Its stack, allocated once in the main module's heap and held for the module's lifetime: the
 // loops keep a few tiles there (128 bytes measured); a page leaves ample room.
 const STACK_BYTES = 64 * 1024;
 
-// The module's exports that replace the core's, in the order useBlockKernels takes them.
-const BLOCK_FUNCTIONS = ['score_block_1', 'score_block_2', 'pool_block_1', 'pool_block_2'];
+// The module's exports that replace the core's, in the order useKernelTable takes them.
+const LOOPS = ['score_block_1', 'score_block_2', 'pool_block_1', 'pool_block_2', 'gemm_panels'];
 
 let relaxedBytes;
 async function moduleBytes() {
@@ -28,8 +29,8 @@ export async function relaxedSimdSupported() {
 const exportOfType = (module, type) => Object.values(module.asm).find((value) => value instanceof type);
 
 /**
- * Instantiates the relaxed module on the SIMD build's memory and makes the core call its block
- * loops from now on. Call once, before any computation, and only where relaxedSimdSupported().
+ * Instantiates the relaxed module on the SIMD build's memory and makes the core call its loops
+ * from now on. Call once, before any computation, and only where relaxedSimdSupported().
  */
 export async function installRelaxedKernels(module) {
   const memory = exportOfType(module, WebAssembly.Memory);
@@ -38,7 +39,7 @@ export async function installRelaxedKernels(module) {
   const stack = module._malloc(STACK_BYTES);
   if (!stack) throw new RangeError('attention-wasm: no memory left for the relaxed-SIMD kernels');
   instance.exports.__stack_pointer.value = (stack + STACK_BYTES) & ~15; // grows down, 16-aligned
-  const first = table.grow(BLOCK_FUNCTIONS.length);
-  BLOCK_FUNCTIONS.forEach((name, i) => table.set(first + i, instance.exports[name]));
-  module.useBlockKernels(first, first + 1, first + 2, first + 3);
+  const first = table.grow(LOOPS.length);
+  LOOPS.forEach((name, i) => table.set(first + i, instance.exports[name]));
+  module.useKernelTable(...LOOPS.map((_, i) => first + i));
 }

@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
-#include "block_kernels.hpp"
 #include "gemm.hpp"
+#include "kernel_table.hpp"
 #include "row_kernels.hpp"
 #include "row_mask.hpp"
 
@@ -96,8 +96,8 @@ class FusedForward {
           f32_online_softmax_step(row(r), count, block_max[r], j0 == 0, row_max_[i], row_sum_[i]);
     }
     const float* exps = scores_.data();
-    block_kernels().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(), kv_.values, kv_.stride, j0,
-                                   count, dv_, alpha, rows<Rows>(out + i0 * dv_, dv_).data());
+    kernel_table().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(), kv_.values, kv_.stride, j0,
+                                  count, dv_, alpha, rows<Rows>(out + i0 * dv_, dv_).data());
     if (weights) keep_weights<Rows>(i0, j0, len, count, query_start, weights);
   }
 
@@ -151,9 +151,8 @@ class FusedForward {
   template <int Rows>
   void score_masked(const RowMasks<Rows>& masks, Index i0, Index j0, Index count,
                     float (&block_max)[Rows]) {
-    block_kernels().score[Rows - 1](rows<Rows>(q_ + i0 * d_, d_).data(), kv_.keys + j0 * d_, d_,
-                                    count, rows<Rows>(scores_.data(), kBlockKeys).data(),
-                                    block_max);
+    kernel_table().score[Rows - 1](rows<Rows>(q_ + i0 * d_, d_).data(), kv_.keys + j0 * d_, d_,
+                                   count, rows<Rows>(scores_.data(), kBlockKeys).data(), block_max);
     if (!masked_) return;
     for (int r = 0; r < Rows; ++r) {
       if (!masks[r].changes(j0, count)) continue;

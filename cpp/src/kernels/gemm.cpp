@@ -4,18 +4,9 @@
 #include <vector>
 
 #include "checks.hpp"
+#include "kernel_table.hpp"
 
 namespace attn::detail {
-
-using simd::F32x4;
-
-namespace {
-
-// Panels per column block: 4 panels of a depth-512 operand are 128 KB, which stays in L2 while
-// every row pair of A passes over it.
-constexpr Index kPanelsPerBlock = 4;
-
-}  // namespace
 
 void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed,
                      float scale) {
@@ -42,29 +33,7 @@ void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transpose
 
 void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
                      Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
-  const Index panels = round_up(n, kPanel) / kPanel;
-  const float one = 1.0f;
-  const float* alpha = accumulate ? &one : nullptr;
-  for (Index block = 0; block < panels; block += kPanelsPerBlock) {
-    const Index block_end = std::min(panels, block + kPanelsPerBlock);
-    for (Index i0 = 0; i0 < m; i0 += 2) {
-      for (Index p = block; p < block_end; ++p) {
-        const float* b = packed + p * panel_stride;
-        const Index columns = std::min(kPanel, n - p * kPanel);
-        float* c0 = c + i0 * ldc + p * kPanel;
-        if (i0 + 1 == m) {  // an odd last row: a tile of its own
-          F32x4 acc[1][4];
-          f32_gemm_tile<1>({a + i0 * lda}, b, depth, kPanel, acc);
-          store_row_tile(c0, acc[0], columns, alpha);
-          continue;
-        }
-        F32x4 acc[2][4];
-        f32_gemm_tile<2>({a + i0 * lda, a + (i0 + 1) * lda}, b, depth, kPanel, acc);
-        store_row_tile(c0, acc[0], columns, alpha);
-        store_row_tile(c0 + ldc, acc[1], columns, alpha);
-      }
-    }
-  }
+  kernel_table().gemm_panels(a, lda, m, depth, packed, panel_stride, n, c, ldc, accumulate);
 }
 
 void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* packed, Index n,

@@ -43,7 +43,7 @@ inline F32x4 copy_sign(F32x4 magnitude, F32x4 sign) {
 }
 // a * b + c. SIMD128 has no fused multiply-add, so two instructions; relaxed SIMD's madd is one
 // (fused where the CPU has FMA: rounded once, so not bit for bit the two-instruction result).
-// Only the relaxed module (cpp/relaxed) is compiled with -mrelaxed-simd: see block_kernels.hpp.
+// Only the relaxed module (cpp/relaxed) is compiled with -mrelaxed-simd: see kernel_table.hpp.
 #if defined(__wasm_relaxed_simd__)
 inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) {
   return {__builtin_wasm_relaxed_madd_f32x4(a.v, b.v, c.v)};

@@ -1,11 +1,11 @@
-// The fused forward's block loops (kernels/attention_blocks.hpp) compiled with relaxed SIMD, so
-// that the micro-kernel's multiply-adds become f32x4.relaxed_madd (one fused instruction on
-// CPUs with FMA). Built by clang-16 and wasm-ld-16 alone into a module that imports the main
-// module's memory and has no globals, data or imports of its own (cmake/relaxed.cmake checks):
-// the loader (web/lib/relaxed.js) puts these exports in place of the core's with
-// use_block_kernels. The names say the tile height: 1 or 2 rows.
+// The loops of the core's matrix products (kernels/product_loops.hpp) compiled with relaxed
+// SIMD, so that the micro-kernel's multiply-adds become f32x4.relaxed_madd (one fused
+// instruction on CPUs with FMA). Built by clang-16 and wasm-ld-16 alone (cmake/relaxed.cmake)
+// into a module that imports the main module's memory and has no data of its own: the loader
+// (web/lib/relaxed.js) gives it a stack and puts these exports in the kernel table
+// (kernels/kernel_table.hpp). The numbers in the names are tile heights.
 
-#include "kernels/block_kernels.hpp"
+#include "kernels/product_loops.hpp"
 
 #define ATTN_EXPORT(name) extern "C" __attribute__((export_name(name)))
 
@@ -30,4 +30,9 @@ ATTN_EXPORT("pool_block_2")
 void pool_block_2(const float* const* p, const float* packed_v, Index stride, Index j0, Index len,
                   Index dv, const float* alpha, float* const* out) {
   attn::detail::pool_block<2>(p, packed_v, stride, j0, len, dv, alpha, out);
+}
+ATTN_EXPORT("gemm_panels")
+void gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
+                 Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
+  attn::detail::gemm_panels(a, lda, m, depth, packed, panel_stride, n, c, ldc, accumulate);
 }

@@ -1,0 +1,99 @@
+#pragma once
+// The loops every matrix product of the core runs in: the fused forward's two over one key block
+// (the scores with each row's max, and the pooling with the online softmax's rescaling), and the
+// GEMM over packed panels (projections, the backward, bmm, the GRU). They are reached through
+// the kernel table (kernel_table.hpp), so that the wasm package can put the same code compiled
+// with fused multiply-add (cpp/relaxed) in their place. Header-only for that reason: both
+// compilations include this file. Flat signatures (pointers and integers only, rows as arrays
+// of pointers), so that a function of another wasm instance can stand in.
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "gemm.hpp"
+#include "simd/f32x4.hpp"
+
+namespace attn::detail {
+
+constexpr float kNegativeInfinity = -std::numeric_limits<float>::infinity();
+
+template <int Rows>
+std::array<const float*, Rows> row_array(const float* const* rows) {
+  std::array<const float*, Rows> array;
+  for (int r = 0; r < Rows; ++r) array[r] = rows[r];
+  return array;
+}
+
+// Scores of Rows query rows against the `len` keys of a packed block, into s[r], and each row's
+// maximum taken on the way (the tiles are in registers then, which saves a pass).
+template <int Rows>
+void score_block(const float* const* q, const float* packed, Index d, Index len, float* const* s,
+                 float* max) {
+  simd::F32x4 running[Rows];
+  for (int r = 0; r < Rows; ++r) running[r] = simd::splat(kNegativeInfinity);
+  const Index full_tiles_end = len / kPanel * kPanel;
+  for (Index t = 0; t < len; t += kPanel) {
+    simd::F32x4 c[Rows][4];
+    f32_gemm_tile<Rows>(row_array<Rows>(q), packed + t * d, d, kPanel, c);
+    for (int r = 0; r < Rows; ++r) {
+      for (int n = 0; n < 4; ++n) simd::store(s[r] + t + 4 * n, c[r][n]);
+      if (t < full_tiles_end) {  // a partial tile's padded lanes must not count
+        for (int n = 0; n < 4; ++n) running[r] = simd::max(running[r], c[r][n]);
+      }
+    }
+  }
+  for (int r = 0; r < Rows; ++r) {
+    max[r] = simd::horizontal_max(running[r]);
+    for (Index j = full_tiles_end; j < len; ++j) max[r] = simd::nan_max(max[r], s[r][j]);
+  }
+}
+
+// out[r] = alpha[r] * out[r] + P (Rows x len) * V (len x dv), V as packed panels of 16 columns
+// (each [stride][16]) starting at key j0.
+template <int Rows>
+void pool_block(const float* const* p, const float* packed_v, Index stride, Index j0, Index len,
+                Index dv, const float* alpha, float* const* out) {
+  for (Index c = 0; c < dv; c += kPanel) {
+    simd::F32x4 acc[Rows][4];
+    f32_gemm_tile<Rows>(row_array<Rows>(p), packed_v + c * stride + j0 * kPanel, len, kPanel, acc);
+    const Index columns = std::min(kPanel, dv - c);
+    for (int r = 0; r < Rows; ++r) store_row_tile(out[r] + c, acc[r], columns, &alpha[r]);
+  }
+}
+
+// Panels per column block: 4 panels of a depth-512 operand are 128 KB, which stays in L2 while
+// every row pair of A passes over it.
+constexpr Index kPanelsPerBlock = 4;
+
+// C [m, n] (row stride ldc) = A [m, depth] (row stride lda) * B, or C += A * B when
+// `accumulate`; B as panels of 16 columns, panel p at packed + p * panel_stride (as
+// f32_gemm_panels, gemm.hpp, which calls this through the kernel table).
+inline void gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
+                        Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
+  const Index panels = round_up(n, kPanel) / kPanel;
+  const float one = 1.0f;
+  const float* alpha = accumulate ? &one : nullptr;
+  for (Index block = 0; block < panels; block += kPanelsPerBlock) {
+    const Index block_end = std::min(panels, block + kPanelsPerBlock);
+    for (Index i0 = 0; i0 < m; i0 += 2) {
+      for (Index p = block; p < block_end; ++p) {
+        const float* b = packed + p * panel_stride;
+        const Index columns = std::min(kPanel, n - p * kPanel);
+        float* c0 = c + i0 * ldc + p * kPanel;
+        if (i0 + 1 == m) {  // an odd last row: a tile of its own
+          simd::F32x4 acc[1][4];
+          f32_gemm_tile<1>({a + i0 * lda}, b, depth, kPanel, acc);
+          store_row_tile(c0, acc[0], columns, alpha);
+          continue;
+        }
+        simd::F32x4 acc[2][4];
+        f32_gemm_tile<2>({a + i0 * lda, a + (i0 + 1) * lda}, b, depth, kPanel, acc);
+        store_row_tile(c0, acc[0], columns, alpha);
+        store_row_tile(c0 + ldc, acc[1], columns, alpha);
+      }
+    }
+  }
+}
+
+}  // namespace attn::detail
