@@ -3,7 +3,10 @@
 # (DESIGN.md, toolchain facts): Debian's clang-16 compiles against emscripten's headers and
 # wasm-ld-16 links each alone, with no entry point, importing its memory and exporting its stack
 # pointer, which the loader points at a stack it allocates in that memory (no stack of its own:
-# -z stack-size=0). --strip-all keeps the export names.
+# -z stack-size=0). --strip-all keeps the export names. -mllvm -disable-lsr as emcc passes it to
+# its own clang: LLVM's loop strength reduction would rewrite the micro-kernel's addresses b + 16,
+# 32, 48 bytes so that the wasm backend no longer folds them into the loads' offsets (three more
+# i32.add per depth step, which V8 keeps).
 
 find_program(ATTN_RELAXED_CLANG clang-16 REQUIRED NO_CMAKE_FIND_ROOT_PATH)
 find_program(ATTN_RELAXED_WASM_LD wasm-ld-16 REQUIRED NO_CMAKE_FIND_ROOT_PATH)
@@ -15,7 +18,7 @@ function(attn_relaxed_module target source output)
   add_custom_command(
     OUTPUT ${object}
     COMMAND ${ATTN_RELAXED_CLANG} --target=wasm32-unknown-emscripten -msimd128 -mrelaxed-simd
-      -mbulk-memory -O3 -DNDEBUG -std=c++17 -fno-exceptions
+      -mbulk-memory -O3 -DNDEBUG -std=c++17 -fno-exceptions -mllvm -disable-lsr
       --sysroot=${EMSCRIPTEN_SYSROOT} -isystem ${EMSCRIPTEN_SYSROOT}/include/compat
       -isystem ${EMSCRIPTEN_SYSROOT}/include/c++/v1 -isystem ${attn_eigen_include}
       -I${CMAKE_CURRENT_SOURCE_DIR}/cpp/src -I${CMAKE_CURRENT_SOURCE_DIR}/cpp/include
