@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
-import { DESKTOP, PHONE, SHOTS, useBuiltSite } from './site.js';
+import { DESKTOP, PHONE, SHOTS, screenshotOf, useBuiltSite } from './site.js';
 
 const site = useBuiltSite({ hash: '#bahdanau' });
 const { open } = site;
@@ -50,7 +50,7 @@ describe('section 5: Bahdanau attention', () => {
     assert.match(await page.textContent(`${S} .probe-line`), /she likes the black cats \. <eos> {2}→ {2}elle aime les chats noirs \. <eos>/);
     assert.ok(Number(await page.$eval(S, (s) => s.dataset.bleu)) > 0.9, 'the shipped model scores above 0.9 held out');
     await page.evaluate(() => document.fonts.ready);
-    await page.locator(S).screenshot({ path: `${SHOTS}desktop-bahdanau.png` });
+    await screenshotOf(page.locator(S), `${SHOTS}desktop-bahdanau.png`);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -88,7 +88,7 @@ describe('section 5: Bahdanau attention', () => {
       await page.click(`${S} button[name="resume"]`);
       await waitState(page, ['running', 'done']);
     }
-    await page.locator(S).screenshot({ path: `${SHOTS}desktop-bahdanau-training.png` });
+    await screenshotOf(page.locator(S), `${SHOTS}desktop-bahdanau-training.png`);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -100,7 +100,7 @@ describe('section 5: Bahdanau attention', () => {
     await page.waitForFunction(() => document.getElementById('bahdanau').dataset.compared === 'true', null, { timeout: 60000 });
     assert.equal(await page.$$eval('[data-plot="bd-compare"] g[aria-label="line"]', (g) => g.length), 2);
     assert.match(await page.textContent(`${S} .compare-status`), /with attention, \d\.\d+ without/);
-    await page.locator('[data-plot="bd-compare"]').screenshot({ path: `${SHOTS}desktop-bahdanau-compare.png` });
+    await screenshotOf(page.locator('[data-plot="bd-compare"]'), `${SHOTS}desktop-bahdanau-compare.png`);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -126,7 +126,7 @@ describe('section 5: Bahdanau attention', () => {
     await page.evaluate(() => document.fonts.ready);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
-    await page.locator(S).screenshot({ path: `${SHOTS}phone-bahdanau.png` });
+    await screenshotOf(page.locator(S), `${SHOTS}phone-bahdanau.png`);
     assert.deepEqual(errors, []);
     await page.close();
   });

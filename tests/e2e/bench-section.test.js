@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import { loadAttention } from '../../dist/index.js';
-import { DESKTOP, PHONE, SHOTS, useBuiltSite } from './site.js';
+import { DESKTOP, PHONE, SHOTS, screenshotOf, useBuiltSite } from './site.js';
 
 const SMALL = 'bench.n=64,128';
 // Chromium validates relaxed SIMD: the SIMD row has fused multiply-add, and a row without it.
@@ -199,7 +199,7 @@ describe('section 6: the benchmark', () => {
     t.diagnostic(`default run took ${(elapsed / 1000).toFixed(1)} s`);
     await writeFile(`${SHOTS}bench.json`, `${JSON.stringify({ d: 64, elapsedMs: elapsed, gflops, ratios, decode }, null, 2)}\n`);
     await page.evaluate(() => document.fonts.ready);
-    await page.locator('#benchmark').screenshot({ path: `${SHOTS}desktop-benchmark-run.png` });
+    await screenshotOf(page.locator('#benchmark'), `${SHOTS}desktop-benchmark-run.png`);
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -212,7 +212,7 @@ describe('section 6: the benchmark', () => {
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
     const [tableWidth, boxWidth] = await page.$eval('#benchmark .table-scroll', (d) => [d.scrollWidth, d.clientWidth]);
     assert.ok(tableWidth <= boxWidth, `the table (${tableWidth}px) fits its ${boxWidth}px box without scrolling`);
-    await page.locator('#benchmark').screenshot({ path: `${SHOTS}phone-benchmark-run.png` });
+    await screenshotOf(page.locator('#benchmark'), `${SHOTS}phone-benchmark-run.png`);
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { serve } from '../../scripts/serve.js';
 import { watchErrors } from './browser.js';
-import { DESKTOP, PHONE, SHOTS, SITE, useBuiltSite } from './site.js';
+import { DESKTOP, PHONE, SHOTS, SITE, screenshotOf, useBuiltSite } from './site.js';
 
 const SECTIONS = ['qkv', 'kernel-regression', 'scoring', 'multi-head', 'benchmark'];
 const BUDGET_MS = 16;
@@ -251,7 +251,7 @@ describe('the page', () => {
       assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
       await page.screenshot({ path: `${SHOTS}page-${name}.png`, fullPage: true });
       for (const id of SECTIONS) {
-        await page.locator(`#${id}`).screenshot({ path: `${SHOTS}${name}-${id}.png` });
+        await screenshotOf(page.locator(`#${id}`), `${SHOTS}${name}-${id}.png`);
       }
       assert.deepEqual(errors, []);
       await page.close();

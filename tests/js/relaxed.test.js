@@ -64,7 +64,9 @@ describe('loading', () => {
 // With a = 1 + 2^-12, the query [1, a] against the key [-1, a] scores -1 + a^2 = 2^-11 + 2^-24:
 // a multiply-add rounded once keeps the 2^-24, a product rounded before the add loses it. Scaled
 // by 2^20 (exact), that is 2^9 + 2^-4 against 2^9; a second key [2^-11, 0] scores 2^9 exactly, so
-// the weights are exactly [1/2, 1/2] without fusion and sigmoid(2^-4) = 0.5156 with it.
+// the weights are exactly [1/2, 1/2] without fusion and sigmoid(2^-4) = 0.5156 with it. (Relaxed
+// madd is fused where the CPU has FMA, as every x86-64 machine this project runs on does; on one
+// without, V8 may lower it to a multiply and an add, and these two tests would say so.)
 describe('the relaxed loops compute the scores with fused multiply-add', () => {
   const a = 1 + 2 ** -12;
   const keys = { data: new Float32Array([-1, a, 2 ** -11, 0]), shape: [1, 2, 2] };
