@@ -358,8 +358,8 @@ export interface Seq2SeqAttention {
 export interface Attention {
   readonly backend: 'wasm-simd' | 'wasm';
   /**
-   * Whether the SIMD build runs attention's loops with relaxed SIMD's fused multiply-add (a
-   * second, 5 KB module): true where the engine validates relaxed SIMD (Chromium; Node 20 only
+   * Whether the SIMD build runs its matrix-product loops with relaxed SIMD's fused multiply-add
+   * (a second, 5 KB module): true where the engine validates relaxed SIMD (Chromium; Node 20 only
    * with --experimental-wasm-relaxed-simd) unless loadAttention was given relaxedSimd: false.
    */
   readonly relaxedSimd: boolean;
@@ -431,7 +431,7 @@ export interface LoadOptions {
   /** false forces the scalar build; true requires SIMD. Default: SIMD when supported. */
   simd?: boolean;
   /**
-   * The SIMD build's attention loops with fused multiply-add, where relaxed SIMD validates (the
+   * The SIMD build's matrix-product loops with fused multiply-add, where relaxed SIMD validates (the
    * default); false leaves them out; true requires them (an Error where unsupported or with
    * simd: false). Results differ from the SIMD128 loops in the last bits: FMA rounds once.
    */

@@ -83,7 +83,7 @@ async function chooseRelaxed(relaxedSimd, variant) {
 /**
  * Loads the wasm module: the SIMD build where WebAssembly SIMD validates, else the scalar one.
  * options.simd: false forces the scalar build; true requires SIMD (an Error if unsupported).
- * options.relaxedSimd: the SIMD build's attention loops with fused multiply-add, where relaxed
+ * options.relaxedSimd: the SIMD build's matrix-product loops with fused multiply-add, where relaxed
  * SIMD validates (the default); false leaves them out, true requires them.
  * options.wasmUrl: where the chosen .wasm file is hosted, if not beside this file.
  */

@@ -13,18 +13,20 @@ const STACK_BYTES = 64 * 1024;
 // The module's exports that replace the core's, in the order useKernelTable takes them.
 const LOOPS = ['score_block_1', 'score_block_2', 'pool_block_1', 'pool_block_2', 'gemm_panels'];
 
-let relaxedBytes;
-async function moduleBytes() {
-  if (!relaxedBytes) {
-    const { default: base64 } = await import('./wasm/attention-relaxed.mjs');
-    relaxedBytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-  }
-  return relaxedBytes;
+// The module compiled once per process (every load instantiates it anew), or null where it does
+// not validate.
+let compiled;
+function compiledModule() {
+  compiled ??= import('./wasm/attention-relaxed.mjs').then(({ default: base64 }) => {
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    return WebAssembly.validate(bytes) ? WebAssembly.compile(bytes) : null;
+  });
+  return compiled;
 }
 
 /** Whether this engine validates the relaxed module (relaxed SIMD is on). */
 export async function relaxedSimdSupported() {
-  return WebAssembly.validate(await moduleBytes());
+  return (await compiledModule()) !== null;
 }
 
 const exportOfType = (module, type) => Object.values(module.asm).find((value) => value instanceof type);
@@ -36,7 +38,7 @@ const exportOfType = (module, type) => Object.values(module.asm).find((value) =>
 export async function installRelaxedKernels(module) {
   const memory = exportOfType(module, WebAssembly.Memory);
   const table = exportOfType(module, WebAssembly.Table);
-  const { instance } = await WebAssembly.instantiate(await moduleBytes(), { env: { memory } });
+  const instance = await WebAssembly.instantiate(await compiledModule(), { env: { memory } });
   const stack = module._malloc(STACK_BYTES);
   if (!stack) throw new RangeError('attention-wasm: no memory left for the relaxed-SIMD kernels');
   instance.exports.__stack_pointer.value = (stack + STACK_BYTES) & ~15; // grows down, 16-aligned

@@ -24,14 +24,15 @@ async function start() {
   const t0 = performance.now();
   const attn = await loadAttention();
   const loadMs = performance.now() - t0;
-  backend.textContent = attn.relaxedSimd ? `${attn.backend} + relaxed` : attn.backend;
+  const [name, title] = attn.relaxedSimd
+    ? [`${attn.backend} + relaxed`, 'WebAssembly with 128-bit SIMD, matrix products with relaxed SIMD\'s fused multiply-add']
+    : attn.backend === 'wasm-simd'
+      ? [attn.backend, 'WebAssembly with 128-bit SIMD (this browser does not validate relaxed SIMD)']
+      : [attn.backend, 'WebAssembly without SIMD (this browser does not validate SIMD128)'];
+  backend.textContent = name;
+  backend.title = title;
   backend.dataset.backend = attn.backend;
   backend.dataset.relaxedSimd = attn.relaxedSimd;
-  backend.title = {
-    'wasm-simd + relaxed': 'WebAssembly with 128-bit SIMD, attention loops with relaxed SIMD\'s fused multiply-add',
-    'wasm-simd': 'WebAssembly with 128-bit SIMD (this browser does not validate relaxed SIMD)',
-    wasm: 'WebAssembly without SIMD (this browser does not validate SIMD128)',
-  }[backend.textContent];
   document.getElementById('load-time').textContent = `(loaded in ${loadMs.toFixed(0)} ms)`;
 
   const mounted = SECTIONS.map(([id, mount]) => {

@@ -18,6 +18,7 @@ namespace attn::detail {
 
 constexpr float kNegativeInfinity = -std::numeric_limits<float>::infinity();
 
+// The flat signatures' row pointers as the micro-kernel takes them.
 template <int Rows>
 std::array<const float*, Rows> row_array(const float* const* rows) {
   std::array<const float*, Rows> array;
