@@ -1,5 +1,6 @@
 // The installed package (npm pack tarball) has what its package.json promises: the ES module
-// entry with the three exports, the type declarations, and both wasm builds.
+// entry with its four exports, the type declarations, both wasm builds, and the docs its README
+// links to.
 
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
@@ -36,4 +37,11 @@ test('both wasm builds and their glue are in the package', () => {
     assert.ok(existsSync(wasm), wasm);
     assert.ok(existsSync(wasm.replace(/\.wasm$/, '.mjs')), `${variant} glue`);
   }
+});
+
+test('the docs/ files the README links to are in the package', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const docs = new Set([...readme.matchAll(/\]\((docs\/[^)#\s]+)/g)].map((m) => m[1]));
+  assert.ok(docs.size > 0, 'the README links to no docs/ file');
+  for (const doc of docs) assert.ok(existsSync(join(root, doc)), `${doc} is missing from the tarball`);
 });
