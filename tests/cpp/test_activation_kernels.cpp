@@ -11,6 +11,8 @@
 
 namespace {
 
+using Catch::Matchers::WithinAbs;
+
 std::vector<float> grid(float lo, float hi, int n) {
   std::vector<float> x(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -28,8 +30,8 @@ void check_kernel(Kernel kernel, Reference reference, const char* name) {
       kernel(x.data(), y.data(), static_cast<attn::Index>(x.size()));
       for (size_t i = 0; i < x.size(); ++i) {
         const double want = reference(static_cast<double>(x[i]));
-        INFO(name << "(" << x[i] << "): got " << y[i] << ", expected " << want);
-        CHECK(std::abs(y[i] - want) <= 2e-7);
+        INFO(name << "(" << x[i] << ")");
+        CHECK_THAT(y[i], WithinAbs(want, 2e-7));
       }
     }
   }
@@ -42,7 +44,7 @@ void check_kernel(Kernel kernel, Reference reference, const char* name) {
   CHECK(std::isnan(special[2]));
   // The bound is absolute: near 0 the 1 - exp(-2|x|) of tanh cancels (tanh(0) is within it,
   // not exactly 0).
-  CHECK(std::abs(special[3] - reference(0.0)) <= 2e-7);
+  CHECK_THAT(special[3], WithinAbs(reference(0.0), 2e-7));
   CHECK(special[4] == 1.0f);
 }
 

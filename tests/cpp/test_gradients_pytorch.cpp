@@ -1,10 +1,7 @@
 // The backward passes against PyTorch autograd (issue 10): the fixtures in
 // tests/fixtures/gradients, written by scripts/fixtures/gradients.py in float64 from float32
-// inputs. Tolerance, the issue's rule: |got - want| <= 2e-4 * max|want| per tensor.
-//
-// Pending: this file waits in tests/cpp/pending/ (outside CMake's test_*.cpp glob) until the
-// backward API exists; then move it to tests/cpp/. The forward outputs of the same fixtures are
-// checked by test_fixtures_forward.cpp.
+// inputs. Tolerance, the issue's rule: |got - want| <= 2e-4 * max|want| per tensor. The forward
+// outputs of the same fixtures are checked by test_fixtures_forward.cpp.
 
 #include <algorithm>
 #include <catch2/catch.hpp>

@@ -1,8 +1,9 @@
 // The compute micro-kernels tested directly, in the XNNPACK manner, against references in double:
 // the GEMM (2x16 register tile) swept over m, n and k from 1 to two tiles plus one so that every
 // tail path runs; the vector exp over [-88, 0] with its worst error in ulp; the online-softmax
-// step against a two-pass softmax on rows of +-1e4. The same file runs in the SIMD build and in
-// the scalar build (ATTN_SCALAR_KERNELS: the kernels' scalar twins), natively and in wasm.
+// step against a two-pass softmax on rows of +-1e4. The same file runs natively in the three
+// builds of scripts/test-native.sh (SIMD, scalar twins with ATTN_SCALAR_KERNELS, SIMD under
+// ASan + UBSan) and in both wasm builds (scripts/test-wasm-microkernels.sh).
 
 #include <catch2/catch.hpp>
 #include <cfloat>

@@ -12,6 +12,7 @@
 #include "fixtures.hpp"
 
 using attn::Index;
+using Catch::Matchers::WithinAbs;
 using fixtures::json;
 
 namespace {
@@ -53,9 +54,10 @@ struct Seq2SeqCase {
   Index batch, src_steps, tgt_steps;
 };
 
+// The fixtures' rule for a tensor of one element, whose max|want| is |want|.
 void check_scalar(double got, double want, const std::string& what) {
-  INFO(what << ": got " << got << ", expected " << want);
-  CHECK(std::abs(got - want) <= 2e-4 * std::abs(want));
+  INFO(what);
+  CHECK_THAT(got, WithinAbs(want, 2e-4 * std::abs(want)));
 }
 
 void check_named(const std::vector<attn::NamedTensor>& got, const json& want,
@@ -131,7 +133,7 @@ TEST_CASE("greedy translation matches d2l's predict_step up to eos", "[seq2seq][
           CHECK(got.tokens[i] == (done ? eos : tokens[i]));
           for (Index j = 0; attention && j < s.src_steps; ++j) {
             const double want = done ? 0.0 : weights[i * static_cast<size_t>(s.src_steps) + j];
-            CHECK(std::abs(got.attention.at(b, t, j) - want) <= 2e-4 * peak);
+            CHECK_THAT(got.attention.at(b, t, j), WithinAbs(want, 2e-4 * peak));
           }
           if (!done && tokens[i] == eos) {
             done = true;
