@@ -1,4 +1,4 @@
-// A seeded property fuzzer over the public API, in both builds. Each case draws a function
+// A seeded property fuzzer over the public API, in the three builds. Each case draws a function
 // (api-fuzz-cases.js) with random valid arguments, then either calls it as drawn, or with one
 // argument in a hostile but valid form (a typed-array subclass or another realm's array, a
 // Proxy, getters and shape elements that answer differently on a second read, a Node Buffer
@@ -8,7 +8,7 @@
 //   invalid -> a TypeError or RangeError whose message starts with the argument's name;
 // never another error kind, never a silent answer to an invalid call, and the module keeps
 // computing afterwards. Bounded by ATTN_FUZZ_SECONDS per build (default 8); prints its seed
-// (ATTN_FUZZ_SEED reruns one; the same seed draws the same cases in both builds).
+// (ATTN_FUZZ_SEED reruns one; the same seed draws the same cases in the three builds).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,6 +1,6 @@
 // The forward outputs of the PyTorch gradient fixtures (tests/fixtures/gradients, written by
-// scripts/fixtures/gradients.py) against the API, in both builds: the fixtures describe what our
-// functions compute (options, masks, state-dict names) before any backward reads them.
+// scripts/fixtures/gradients.py) against the API, in the three builds: the fixtures describe
+// what our functions compute (options, masks, state-dict names) before any backward reads them.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,7 +1,7 @@
 // Every stateless function of the API against the double-precision reference, on non-square
-// shapes, for both builds; then the properties the notes rely on (rows sum to 1, masked weights
-// exactly 0, shift invariance, huge logits, empty and length-1 sequences, d = 1) and the d2l
-// examples.
+// shapes, for the three builds; then the properties the notes rely on (rows sum to 1, masked
+// weights exactly 0, shift invariance, huge logits, empty and length-1 sequences, d = 1) and the
+// d2l examples.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -604,14 +604,16 @@ for (const attn of backends) {
   });
 }
 
-test('the two builds agree with each other', () => {
-  const [simd, scalar] = backends;
+test('the three builds agree with each other', () => {
+  const [first, ...others] = backends;
   const rng = mulberry32(90);
   const q = randomTensor(rng, [3, 17, 24]);
   const k = randomTensor(rng, [3, 29, 24]);
   const v = randomTensor(rng, [3, 29, 9]);
-  const a = simd.scaledDotProductAttention(q, k, v, { weights: true, validLens: [29, 7, 1] });
-  const b = scalar.scaledDotProductAttention(q, k, v, { weights: true, validLens: [29, 7, 1] });
-  assertClose(a.output, b.output, { label: 'output' });
-  assertClose(a.weights, b.weights, { label: 'weights' });
+  const a = first.scaledDotProductAttention(q, k, v, { weights: true, validLens: [29, 7, 1] });
+  for (const attn of others) {
+    const b = attn.scaledDotProductAttention(q, k, v, { weights: true, validLens: [29, 7, 1] });
+    assertClose(a.output, b.output, { label: `${labelOf(attn)} output` });
+    assertClose(a.weights, b.weights, { label: `${labelOf(attn)} weights` });
+  }
 });

@@ -1,4 +1,4 @@
-// The backward passes against PyTorch autograd (issue 10), in both builds: the fixtures in
+// The backward passes against PyTorch autograd (issue 10), in the three builds: the fixtures in
 // tests/fixtures/gradients, written by scripts/fixtures/gradients.py in float64 from float32
 // inputs. Tolerance, the issue's rule: |got - want| <= 2e-4 * max|want| per tensor.
 //

@@ -1,5 +1,5 @@
 // The backward passes of the JS API against central finite differences of the double-precision
-// references in reference.js, in both builds: shapes that are not multiples of the kernel's
+// references in reference.js, in the three builds: shapes that are not multiples of the kernel's
 // tiles, nk = 1, valid lengths 0 and nk, a fully masked row, causal with nq != nk, logits near
 // ±1e4, dropout; additive attention's parameters; MultiHeadAttention's inputs and every
 // parameter by its state-dict name. Tolerance, the rule: 2e-4 of the largest entry.

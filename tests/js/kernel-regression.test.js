@@ -1,7 +1,7 @@
 // Kernel regression where the plain Gaussian form fails: small bandwidths, far queries, and the
 // leave-one-out ranking that depends on them; closed forms first, then a seeded property test
 // against the double-precision reference (log-sum-exp form) over random shapes and bandwidths
-// down to 1e-8. Both builds.
+// down to 1e-8. The three builds.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// attn.KVCache and MultiHeadAttention's incremental self-attention, in both builds: decoding
+// attn.KVCache and MultiHeadAttention's incremental self-attention, in the three builds: decoding
 // through the cache (one token or a chunk at a time, past its capacity, after truncate and
 // clear) equals causal scaled dot-product attention over the whole history in the
 // double-precision reference; mha decoding equals mha.forward with causal: true; errors leave

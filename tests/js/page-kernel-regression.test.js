@@ -1,6 +1,6 @@
 // The computation behind the page's section 2 (web/src/sections/kernel-regression/compute.js),
 // without a page: d2l's data, and every plotted number against the double-precision reference
-// (tests/js/reference.js), in both builds.
+// (tests/js/reference.js), in the three builds.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

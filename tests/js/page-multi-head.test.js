@@ -1,6 +1,6 @@
 // The computation behind the page's section 4 (web/src/sections/multi-head/compute.js), without
 // a page: what each designed head is built to do, checked as a property of its weights, and the
-// random layer and cross-attention against the double-precision reference, in both builds.
+// random layer and cross-attention against the double-precision reference, in the three builds.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

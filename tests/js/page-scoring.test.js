@@ -1,6 +1,6 @@
 // The computation behind the page's section 3 (web/src/sections/scoring/compute.js), without a
 // page: the 2-D example against the double-precision reference and the closed forms the section
-// states, the √d experiment's scaling, and d2l's masked softmax, in both builds.
+// states, the √d experiment's scaling, and d2l's masked softmax, in the three builds.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// Seq2SeqAttention (d2l's GRU encoder-decoder with Bahdanau attention) in both builds: against
+// Seq2SeqAttention (d2l's GRU encoder-decoder with Bahdanau attention) in the three builds: against
 // d2l's PyTorch model (tests/fixtures/seq2seq, written by scripts/fixtures/seq2seq.py): forward
 // logits and attention, loss, every gradient, two clipped Adam steps, greedy translations; a
 // learning test (a seeded copy task reaches its accuracy, and the attention of a trained model
