@@ -2,8 +2,8 @@
 // d2l's data and every number the plots show, all through the package. Plain data in and out,
 // so that it runs (and is tested) without a page.
 
-import { linspace, logspace, tensor } from '../../ui/plot.js';
-import { normal, uniform } from '../../ui/random.js';
+import { linspace, logspace, tensor } from '../../../shared/tensors.js';
+import { normal, uniform } from '../../../shared/random.js';
 
 export const N = 40;
 export const X_MAX = 5;

@@ -3,8 +3,8 @@
 // cross-attention between two sentences, all through the package. Plain data in and out, so that
 // it runs (and is tested) without a page.
 
-import { tensor } from '../../ui/plot.js';
-import { hashString, normals } from '../../ui/random.js';
+import { tensor } from '../../../shared/tensors.js';
+import { hashString, normals } from '../../../shared/random.js';
 
 export const MAX_TOKENS = 24;
 export const SAME_WORD_SCALE = 12;

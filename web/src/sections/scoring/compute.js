@@ -2,8 +2,8 @@
 // scores and weights for every scoring function, the √d experiment, and d2l's masked softmax,
 // all through the package. Plain data in and out, so that it runs (and is tested) without a page.
 
-import { tensor } from '../../ui/plot.js';
-import { normals, uniform } from '../../ui/random.js';
+import { tensor } from '../../../shared/tensors.js';
+import { normals, uniform } from '../../../shared/random.js';
 
 export const SCORE_FUNCTIONS = ['dot', 'scaled-dot', 'neg-sq-dist', 'additive', 'general'];
 export const KEYS = [[2.0, 0.4], [0.7, 1.1], [-0.7, 1.7], [-1.5, -0.3], [0.2, -1.3], [1.3, -0.6]];

@@ -4,13 +4,13 @@
 // the shapes through the layer, and cross-attention between two sentences.
 
 import * as Plot from '@observablehq/plot';
-import { checkbox, controlBar, select, slider, textField } from '../ui/controls.js';
-import { heatmap } from '../ui/heatmap.js';
-import { prose } from '../ui/math.js';
-import { card, widthOf } from '../ui/plot.js';
-import { plotGrid, scaffold } from '../ui/section.js';
-import { urlState } from '../ui/url-state.js';
-import { LOOKUP_SCALE, SAME_WORD_SCALE, createMultiHeadModel, tokenize } from './multi-head/compute.js';
+import { checkbox, controlBar, select, slider, textField } from '../../ui/controls.js';
+import { heatmap } from '../../ui/heatmap.js';
+import { prose } from '../../ui/math.js';
+import { card, widthOf } from '../../ui/plot.js';
+import { plotGrid, scaffold } from '../../ui/section.js';
+import { urlState } from '../../ui/url-state.js';
+import { LOOKUP_SCALE, SAME_WORD_SCALE, createMultiHeadModel, tokenize } from './compute.js';
 
 const SENTENCE = 'The pink elephant tried to get into the car but it was too big';
 const SENTENCE_B = 'it was too big for the small car';

@@ -3,11 +3,12 @@
 // convex combinations to uniform (average pooling).
 
 import * as Plot from '@observablehq/plot';
-import { button, controlBar, slider } from '../ui/controls.js';
-import { prose } from '../ui/math.js';
-import { card, linspace, tensor, widthOf } from '../ui/plot.js';
-import { plotGrid, scaffold } from '../ui/section.js';
-import { urlState } from '../ui/url-state.js';
+import { button, controlBar, slider } from '../../ui/controls.js';
+import { prose } from '../../ui/math.js';
+import { linspace, tensor } from '../../../shared/tensors.js';
+import { card, widthOf } from '../../ui/plot.js';
+import { plotGrid, scaffold } from '../../ui/section.js';
+import { urlState } from '../../ui/url-state.js';
 
 const KEYS = [1, 2.5, 4, 5.5, 7, 8.5];
 const VALUES = [3, 7, 2, 5, 8, 4];

@@ -1,18 +1,18 @@
-// 5. Benchmark: attention in your browser. A Web Worker (web/src/bench/worker.js) times
+// 6. Benchmark: attention in your browser. A Web Worker (worker.js) times
 // O = softmax(Q Kᵀ/√d) V on [1, n, d] float32 for the package's SIMD and scalar builds and for
 // plain JavaScript, the SIMD build with a causal mask and with validLens = n/4, and one-token
 // decode against a KV cache; this module owns the controls, the progress readout, the tables and
-// the chart (the decode card: benchmark-decode.js). The page never waits on the benchmark: all
+// the chart (the decode card: decode-card.js). The page never waits on the benchmark: all
 // timing happens in the worker.
 
 import * as Plot from '@observablehq/plot';
-import { DECODE } from '../bench/decode.js';
-import { button, controlBar, progressBar, select } from '../ui/controls.js';
-import { prose } from '../ui/math.js';
-import { card, widthOf } from '../ui/plot.js';
-import { plotGrid, scaffold } from '../ui/section.js';
-import { urlState } from '../ui/url-state.js';
-import { decodeCard } from './benchmark-decode.js';
+import { DECODE } from './decode.js';
+import { button, controlBar, progressBar, select } from '../../ui/controls.js';
+import { prose } from '../../ui/math.js';
+import { card, widthOf } from '../../ui/plot.js';
+import { plotGrid, scaffold } from '../../ui/section.js';
+import { urlState } from '../../ui/url-state.js';
+import { decodeCard } from './decode-card.js';
 
 const DEFAULT_SIZES = [128, 256, 512, 1024];
 const WIDTHS = [32, 64, 128];
@@ -141,7 +141,7 @@ export function mountBenchmark(root) {
 
   function getWorker() {
     if (worker) return worker;
-    worker = new Worker(new URL('../bench/worker.js', import.meta.url), { type: 'module', name: 'attention-benchmark' });
+    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'attention-benchmark' });
     worker.addEventListener('message', ({ data }) => onMessage(data));
     worker.addEventListener('error', (event) => {
       event.preventDefault();

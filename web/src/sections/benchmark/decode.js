@@ -2,9 +2,9 @@
 // against a resident KV cache, GPT-2-small shaped (12 heads, d = 64, nq = 1), at n cached
 // positions, beside the time of copying K and V once (Float32Array.set: the memory traffic a
 // decode cannot avoid). Uses attn.KVCache; a build without it reports why and measures nothing.
-import { normals } from '../ui/random.js';
-import { plainJsAttention } from './plain-js.js';
-import { measureInTurns } from './timing.js';
+import { normals } from '../../../shared/random.js';
+import { plainJsAttention } from '../../../shared/plain-js-attention.js';
+import { measureInTurns } from '../../../shared/timing.js';
 
 export const DECODE = { heads: 12, d: 64 };
 

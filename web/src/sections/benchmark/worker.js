@@ -18,10 +18,10 @@
 //                { type: 'error', id, message }
 
 import { loadAttention } from 'attention-wasm';
-import { normals } from '../ui/random.js';
+import { normals } from '../../../shared/random.js';
 import { decodeUnavailable, measureDecode } from './decode.js';
-import { plainJsAttention } from './plain-js.js';
-import { attentionFlops, measureInTurns } from './timing.js';
+import { plainJsAttention } from '../../../shared/plain-js-attention.js';
+import { attentionFlops, measureInTurns } from '../../../shared/timing.js';
 
 let loaded = null;
 

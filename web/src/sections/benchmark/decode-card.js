@@ -1,7 +1,7 @@
 // The benchmark section's decode card: one token's attention against a resident KV cache
-// (attn.KVCache; measured by web/src/bench/decode.js in the worker) beside the time of copying
+// (attn.KVCache; measured by decode.js in the worker) beside the time of copying
 // K and V once, per cached length n. A build without attn.KVCache gets one line saying so.
-import { card } from '../ui/plot.js';
+import { card } from '../../ui/plot.js';
 
 const fmt = (ms) => (ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3));
 

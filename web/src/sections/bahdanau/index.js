@@ -5,14 +5,14 @@
 // reports. A model trained by scripts/train-page-model.js ships with the page, so translation
 // works before any training.
 
-import { button, checkbox, controlBar, progressBar, select, slider, textField } from '../ui/controls.js';
-import { prose } from '../ui/math.js';
-import { card, widthOf } from '../ui/plot.js';
-import { plotGrid, scaffold } from '../ui/section.js';
-import { urlState } from '../ui/url-state.js';
-import { alignmentPlot, bleuPlot, lengthPlot, lossPlot, sourceChips } from './bahdanau/plots.js';
-import { TASKS, taskNames } from './bahdanau/tasks.js';
-import { EPOCHS, MODEL, TRAINING } from './bahdanau/trainer.js';
+import { button, checkbox, controlBar, progressBar, select, slider, textField } from '../../ui/controls.js';
+import { prose } from '../../ui/math.js';
+import { card, widthOf } from '../../ui/plot.js';
+import { plotGrid, scaffold } from '../../ui/section.js';
+import { urlState } from '../../ui/url-state.js';
+import { alignmentPlot, bleuPlot, lengthPlot, lossPlot, sourceChips } from './plots.js';
+import { TASKS, taskNames } from './tasks.js';
+import { EPOCHS, MODEL, TRAINING } from './trainer.js';
 
 const TEXT = `
 <p>Bahdanau, Cho and Bengio's encoder–decoder reads the source with a GRU, and at every output
@@ -147,7 +147,7 @@ export function mountBahdanau(root) {
   }
   resetView();
 
-  const worker = new Worker(new URL('./bahdanau/train-worker.js', import.meta.url), { type: 'module', name: 'bahdanau-training' });
+  const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module', name: 'bahdanau-training' });
   worker.addEventListener('error', (event) => {
     event.preventDefault();
     stats.textContent = `The training worker failed: ${event.message}`;

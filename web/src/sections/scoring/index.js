@@ -3,17 +3,17 @@
 // masked softmax with adjustable valid lengths.
 
 import * as Plot from '@observablehq/plot';
-import { checkbox, controlBar, select, slider } from '../ui/controls.js';
-import { heatmap } from '../ui/heatmap.js';
-import { prose } from '../ui/math.js';
-import { card, widthOf } from '../ui/plot.js';
-import { plotGrid, scaffold } from '../ui/section.js';
-import { urlState } from '../ui/url-state.js';
+import { checkbox, controlBar, select, slider } from '../../ui/controls.js';
+import { heatmap } from '../../ui/heatmap.js';
+import { prose } from '../../ui/math.js';
+import { card, widthOf } from '../../ui/plot.js';
+import { plotGrid, scaffold } from '../../ui/section.js';
+import { urlState } from '../../ui/url-state.js';
 import {
   HIDDEN, KEYS, MASK_BATCH, MASK_KEYS, MASK_QUERIES, MASK_SCORES, SAMPLES, maskedExample, mean, planeScores,
   rowMaxMean,
   sqrtDExperiment,
-} from './scoring/compute.js';
+} from './compute.js';
 
 const FUNCTIONS = [
   ['dot', 'dot  qᵀk'],

@@ -4,16 +4,16 @@
 // the leave-one-out error over σ, and a classification mode (one-hot labels pooled).
 
 import * as Plot from '@observablehq/plot';
-import { button, checkbox, controlBar, select, slider } from '../ui/controls.js';
-import { heatmap, rowAt } from '../ui/heatmap.js';
-import { prose } from '../ui/math.js';
-import { card, pointerData, widthOf } from '../ui/plot.js';
-import { plotGrid, scaffold } from '../ui/section.js';
-import { urlState } from '../ui/url-state.js';
+import { button, checkbox, controlBar, select, slider } from '../../ui/controls.js';
+import { heatmap, rowAt } from '../../ui/heatmap.js';
+import { prose } from '../../ui/math.js';
+import { card, pointerData, widthOf } from '../../ui/plot.js';
+import { plotGrid, scaffold } from '../../ui/section.js';
+import { urlState } from '../../ui/url-state.js';
 import {
   CLASSES, FIT_QUERIES, HEAT_QUERIES, LOO_BANDWIDTHS, N, SHAPE_GRID, X_MAX, classOf, computeRegression, f,
   leaveOneOutSearch, makePoints,
-} from './kernel-regression/compute.js';
+} from './compute.js';
 
 const Y_DOMAIN = [-3.5, 7.5];
 const KERNELS = [
