@@ -16,8 +16,8 @@ export default defineConfig({
     port: Number(process.env.PORT ?? 8080),
     fs: { allow: [repo('.')] },
   },
-  // The benchmark's worker (web/src/bench/worker.js) is a module worker; the package it loads
-  // imports its wasm glue dynamically, which needs ES-module output (the default is iife).
+  // The sections' workers (benchmark/worker.js, bahdanau/train-worker.js) are module workers;
+  // the package they load imports its wasm glue dynamically, which needs ES-module output.
   worker: { format: 'es' },
   build: {
     outDir: repo('build/site'),

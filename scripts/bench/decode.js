@@ -11,7 +11,7 @@
 // step of several tokens), which reads K and V once for all of them. A build without attn.KVCache is
 // reported in one line and the section is skipped, so the rest of the benchmark still runs.
 import { scaledDotProductAttention } from '../../tests/js/reference.js';
-import { uniforms as random } from '../../web/src/ui/random.js';
+import { uniforms as random } from '../../web/shared/random.js';
 import { expectClose, oneLine } from './peers.js';
 import { goal } from './goal.js';
 import { measureInTurns } from './timing.js';

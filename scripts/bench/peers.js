@@ -18,11 +18,11 @@
 // against the float64 reference at n = 17 when loaded, and make(t) compares every output
 // element with t.expected (our output at that size) when given.
 // The float64 references are the JS tests' (tests/js/reference.js), the inputs the page's
-// seeded generator (web/src/ui/random.js).
+// seeded generator (web/shared/random.js).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { multiHeadAttention, scaledDotProductAttention } from '../../tests/js/reference.js';
-import { uniforms } from '../../web/src/ui/random.js';
+import { uniforms } from '../../web/shared/random.js';
 import { attentionMatMulModel, attentionMhaModel, mhaContribModel, mhaPlainModel } from './onnx-model.js';
 
 const require = createRequire(import.meta.url);

@@ -38,8 +38,8 @@ const memories = [];
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadAttention } from '../../dist/index.js';
-import { plainJsAttention } from '../../web/src/bench/plain-js.js';
-import { uniforms as random } from '../../web/src/ui/random.js';
+import { plainJsAttention } from '../../web/shared/plain-js-attention.js';
+import { uniforms as random } from '../../web/shared/random.js';
 import { multiHeadAttention } from '../../tests/js/reference.js';
 import { attentionTask, checked, checkRows, expectClose, loadMhaPeers, loadPeers, loadTfjsWasm, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
 import { nativeResults } from './native.js';

@@ -13,7 +13,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { uniform } from '../../web/src/ui/random.js';
+import { uniform } from '../../web/shared/random.js';
 import { nativeBench } from './native.js';
 import { PeerMismatchError, oneLine } from './peers.js';
 import { median } from './timing.js';

@@ -1,5 +1,5 @@
-// Browser tests of section 5, "Bahdanau attention: learning to align" (web/src/sections/
-// bahdanau.js and its training worker), in headless Chromium against the built site. The
+// Browser tests of section 5, "Bahdanau attention: learning to align" (the page's bahdanau
+// section and its training worker), in headless Chromium against the built site. The
 // shipped model (web/public/models/, from scripts/train-page-model.js) must translate d2l's
 // examples at once; a fresh run must learn (loss falls, the probe's heatmap changes, held-out
 // BLEU reaches 0.8: the seconds it took are reported and written to

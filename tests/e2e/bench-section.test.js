@@ -1,13 +1,10 @@
-// Browser tests of section 6, the in-browser benchmark (web/src/sections/benchmark.js and its
-// worker, web/src/bench/worker.js), in headless Chromium against the built site in build/site/.
+// Browser tests of section 6, the in-browser benchmark (the page's benchmark section and its
+// worker), in headless Chromium against the built site in build/site/.
 // Most runs use ?bench.n=64,128 (two small sizes) for speed; the screenshots run the default
 // configuration, and the desktop one writes what it measured to build/screenshots/bench.json.
-// The decode card depends on the package: with attn.KVCache it shows measured rows, without it
-// one line saying so; which one is expected is read from the built package itself (dist/).
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
-import { loadAttention } from '../../dist/index.js';
 import { DESKTOP, PHONE, SHOTS, screenshotOf, useBuiltSite } from './site.js';
 
 const SMALL = 'bench.n=64,128';
@@ -15,7 +12,6 @@ const SMALL = 'bench.n=64,128';
 const RUNNERS = ['simd', 'simd128', 'scalar', 'js', 'causal', 'quarter'];
 const RATIOS = ['simd/simd128', 'simd/scalar', 'simd/js', 'causal/simd', 'quarter/simd'];
 const DECODE_SIZES = ['256', '1024', '4096'];
-const hasKVCache = typeof (await loadAttention()).KVCache === 'function';
 
 const site = useBuiltSite({ hash: '#benchmark' });
 const { open } = site;
@@ -46,27 +42,20 @@ const readTable = (page) => page.$eval('#benchmark [data-plot="bench-table"] .be
   return { gflops, ratios };
 });
 
-// The decode card: { skipped: text | null, rows: { attend|copy|ratio: { n: value } }, maxDiffs }.
+// The decode card: { rows: { attend|copy|ratio: { n: value } }, maxDiffs }.
 const readDecode = (page) => page.$eval('#benchmark [data-plot="bench-decode"]', (card) => {
-  const skipped = card.querySelector('.bench-decode-skipped')?.textContent ?? null;
   const rows = {};
   for (const row of card.querySelectorAll('tr[data-decode]')) {
     rows[row.dataset.decode] = Object.fromEntries([...row.querySelectorAll('td[data-n]')]
       .map((td) => [td.dataset.n, Number(td.dataset.ms ?? td.dataset.ratio)]));
   }
   const maxDiffs = [...card.querySelectorAll('td[data-max-diff]')].map((td) => Number(td.dataset.maxDiff));
-  return { skipped, rows, maxDiffs };
+  return { rows, maxDiffs };
 });
 
-// With attn.KVCache: attend and copy measured at every decode size, outputs checked; without:
-// the card says why and holds no numbers.
-function assertDecode({ skipped, rows, maxDiffs }) {
-  if (!hasKVCache) {
-    assert.match(skipped ?? '', /Not measured: this build of the package has no attn\.KVCache/);
-    assert.deepEqual(rows, {});
-    return;
-  }
-  assert.equal(skipped, null);
+// Attend and copy measured at every decode size, and the outputs checked against plain JS.
+function assertDecode({ rows, maxDiffs }) {
+  assert.deepEqual(Object.keys(rows), ['attend', 'copy', 'ratio']);
   for (const key of ['attend', 'copy', 'ratio']) {
     assert.deepEqual(Object.keys(rows[key]), DECODE_SIZES, `decode ${key}: every n`);
     for (const x of Object.values(rows[key])) assert.ok(x > 0 && Number.isFinite(x), `decode ${key}: ${x}`);
@@ -151,8 +140,8 @@ describe('section 6: the benchmark', () => {
       assert.equal(ratios[name].length, 2);
       for (const r of ratios[name]) assert.ok(r > 0 && Number.isFinite(r), `${name}: ${r}`);
     }
-    // The worker checks each unmasked runner's output against the first runner's at every n, and
-    // the masked ones on a few rows against plain JS over the keys each row sees.
+    // The worker checks every runner's output on three rows against plain JS in double precision,
+    // over the keys each row sees.
     const diffs = await page.$$eval('#benchmark [data-plot="bench-table"] td[data-max-diff]', (tds) => tds.map((td) => Number(td.dataset.maxDiff)));
     assert.equal(diffs.length, 12);
     for (const diff of diffs) assert.ok(diff < 1e-4, `outputs differ by ${diff}`);
@@ -166,7 +155,7 @@ describe('section 6: the benchmark', () => {
     const labels = await page.$$eval('[data-plot="bench-chart"] g[aria-label="text"] text', (x) => x.map((e) => e.textContent));
     assert.deepEqual(labels.sort(), ['SIMD, causal', 'SIMD, no FMA', 'SIMD, valid n/4', 'plain JS', 'wasm SIMD', 'wasm scalar']);
     assertDecode(await readDecode(page));
-    if (hasKVCache) assert.match(await page.textContent('#benchmark .bench-status'), /Decoding one token against 4096 cached positions/);
+    assert.match(await page.textContent('#benchmark .bench-status'), /Decoding one token against 4096 cached positions/);
     assert.match(await page.textContent('#benchmark .bench-status'), /in your browser/);
 
     // Responsive: frames kept coming during the run, never more than half a second apart
@@ -195,7 +184,7 @@ describe('section 6: the benchmark', () => {
     }
     const decode = await readDecode(page);
     assertDecode(decode);
-    t.diagnostic(hasKVCache ? `decode ms: ${JSON.stringify(decode.rows.attend)}; copy ms: ${JSON.stringify(decode.rows.copy)}` : `decode: ${decode.skipped}`);
+    t.diagnostic(`decode ms: ${JSON.stringify(decode.rows.attend)}; copy ms: ${JSON.stringify(decode.rows.copy)}`);
     t.diagnostic(`default run took ${(elapsed / 1000).toFixed(1)} s`);
     await writeFile(`${SHOTS}bench.json`, `${JSON.stringify({ d: 64, elapsedMs: elapsed, gflops, ratios, decode }, null, 2)}\n`);
     await page.evaluate(() => document.fonts.ready);

@@ -18,10 +18,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const repoRoot = process.env.ATTN_REPO ?? fileURLToPath(new URL('../..', import.meta.url));
 
 /**
- * mulberry32 (the page's generator, web/src/ui/random.js: one generator for the page, the tests
+ * mulberry32 (the page's generator, web/shared/random.js: one generator for the page, the tests
  * and the benchmarks): mulberry32(seed) returns () => uniform in [0, 1).
  */
-export const { uniform: mulberry32 } = await import(pathToFileURL(join(repoRoot, 'web/src/ui/random.js')).href);
+export const { uniform: mulberry32 } = await import(pathToFileURL(join(repoRoot, 'web/shared/random.js')).href);
 
 export const sizeOf = (shape) => shape.reduce((a, b) => a * b, 1);
 

@@ -2,12 +2,12 @@
 // redraws them when the page width changes.
 import './style.css';
 import { loadAttention } from 'attention-wasm';
-import { mountQkv } from './sections/qkv.js';
-import { mountKernelRegression } from './sections/kernel-regression.js';
-import { mountScoring } from './sections/scoring.js';
-import { mountMultiHead } from './sections/multi-head.js';
-import { mountBenchmark } from './sections/benchmark.js';
-import { mountBahdanau } from './sections/bahdanau.js';
+import { mountQkv } from './sections/qkv/index.js';
+import { mountKernelRegression } from './sections/kernel-regression/index.js';
+import { mountScoring } from './sections/scoring/index.js';
+import { mountMultiHead } from './sections/multi-head/index.js';
+import { mountBenchmark } from './sections/benchmark/index.js';
+import { mountBahdanau } from './sections/bahdanau/index.js';
 import { invalidateWidths } from './ui/plot.js';
 
 const SECTIONS = [

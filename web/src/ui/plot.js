@@ -1,18 +1,5 @@
-// Small helpers around Observable Plot: a tensor helper, a responsive width, and replacing a
-// container's plot.
-
-/** A package tensor { data: Float32Array, shape }. */
-export const tensor = (data, shape) => ({
-  data: data instanceof Float32Array ? data : Float32Array.from(data),
-  shape,
-});
-
-/** n evenly spaced numbers from a to b inclusive. */
-export const linspace = (a, b, n) => Float32Array.from({ length: n }, (_, i) => a + ((b - a) * i) / (n - 1));
-
-/** n log-spaced numbers from a to b inclusive. */
-export const logspace = (a, b, n) =>
-  Array.from({ length: n }, (_, i) => a * (b / a) ** (i / (n - 1)));
+// Small helpers around Observable Plot: a responsive width, a plot card, and pointer
+// coordinates on a plot.
 
 // Container widths are read once and cached until the page width changes: reading clientWidth
 // right after a plot was replaced would force a synchronous layout of the whole page on every
@@ -34,12 +21,6 @@ export function widthOf(container, { min = 260, max = 1100 } = {}) {
   }
   const w = cached.width || min;
   return Math.max(min, Math.min(max, Math.floor(w)));
-}
-
-/** Replaces the plot inside `container` with `plot`, keeping the container's other children. */
-export function show(container, plot) {
-  container.replaceChildren(plot);
-  return plot;
 }
 
 /** A figure: <figure class="plot-card"><figcaption>title</figcaption><div class="plot"/></figure>. */

@@ -1,7 +1,7 @@
 // The frame every section shares: a heading with its number, a "link to this view" anchor that
 // carries the section's URL state, the compute/draw timing readout, then the section's content.
 
-import { updateMeter } from './timing.js';
+import { updateMeter } from './update-meter.js';
 
 export function scaffold(root, { number, title, state }) {
   const head = document.createElement('header');

@@ -1,7 +1,7 @@
 // The section's pictures, each a pure function of what the worker reported: the loss curve,
 // held-out BLEU against training time, an alignment heatmap (source tokens across, target
-// tokens down), a sentence's source tokens with the unknown ones flagged, and BLEU by source
-// length with and without attention.
+// tokens down), a sentence's source tokens with the unknown ones flagged and its translation,
+// and BLEU by source length with and without attention.
 
 import * as Plot from '@observablehq/plot';
 import { heatmap } from '../../ui/heatmap.js';
@@ -93,6 +93,20 @@ export function sourceChips(result) {
     return chip;
   }));
   return box;
+}
+
+/** A translation: its source chips, a note on unknown words, and the output line. */
+export function translationLines(result) {
+  const { unknown } = result;
+  const note = document.createElement('p');
+  note.className = 'plot-note';
+  note.textContent = unknown.size
+    ? `${unknown.size} word${unknown.size > 1 ? 's' : ''} outside the vocabulary (marked): the model reads ${unknown.size > 1 ? 'them' : 'it'} as <unk>.`
+    : 'Every word is in the vocabulary.';
+  const out = document.createElement('p');
+  out.className = 'readout translation-output';
+  out.textContent = `→ ${result.output.filter((w) => w !== EOS).join(' ') || '(nothing)'}`;
+  return [sourceChips(result), note, out];
 }
 
 /**

@@ -2,11 +2,12 @@
 // d2l's data and every number the plots show, all through the package. Plain data in and out,
 // so that it runs (and is tested) without a page.
 
-import { linspace, logspace, tensor } from '../../ui/plot.js';
-import { normal, uniform } from '../../ui/random.js';
+import { linspace, logspace, tensor } from '../../../shared/tensors.js';
+import { normal, uniform } from '../../../shared/random.js';
 
 export const N = 40;
 export const X_MAX = 5;
+export const Y_DOMAIN = [-3.5, 7.5];
 export const f = (x) => 2 * Math.sin(x) + x;
 export const FIT_QUERIES = linspace(0, X_MAX, 201);
 // d2l's validation queries: 0, 0.1, …, 4.9 — the heatmap's rows.
@@ -49,6 +50,22 @@ export function computeRegression(attn, points, kernel, bandwidth, cls) {
   const heat = at(HEAT_QUERIES, { weights: true });
   const probs = cls ? at(FIT_QUERIES, { values: oneHot(points) }).output.data : null;
   return { shapeCurves, fit, heatOutput: heat.output.data, weights: heat.weights.data, probs };
+}
+
+/** Points moved by hand, Map(index → { x, y }), as URL text: "i_x_y*i_x_y". */
+export const encodeMoved = (moved) =>
+  [...moved].map(([i, p]) => `${i}_${p.x.toFixed(3)}_${p.y.toFixed(3)}`).join('*');
+
+/** encodeMoved's text back to a Map, dropping malformed entries and clamping to the plot. */
+export function decodeMoved(text) {
+  const moved = new Map();
+  for (const part of text.split('*')) {
+    const [i, x, y] = part.split('_').map(Number);
+    if (Number.isInteger(i) && i >= 0 && i < N && Number.isFinite(x) && Number.isFinite(y)) {
+      moved.set(i, { x: Math.min(X_MAX, Math.max(0, x)), y: Math.min(Y_DOMAIN[1], Math.max(Y_DOMAIN[0], y)) });
+    }
+  }
+  return moved;
 }
 
 const ys = (points) => tensor(points.map((p) => p.y), [points.length]);

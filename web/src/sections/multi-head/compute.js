@@ -3,12 +3,19 @@
 // cross-attention between two sentences, all through the package. Plain data in and out, so that
 // it runs (and is tested) without a page.
 
-import { tensor } from '../../ui/plot.js';
-import { hashString, normals } from '../../ui/random.js';
+import { tensor } from '../../../shared/tensors.js';
+import { hashString, normals } from '../../../shared/random.js';
 
 export const MAX_TOKENS = 24;
 export const SAME_WORD_SCALE = 12;
 export const LOOKUP_SCALE = 30;
+
+const DESIGNED_HEADS = {
+  prev: ['previous token', 'A boolean mask leaves one key per query: j = i − 1 (the first token keeps itself).'],
+  same: ['same word', `Q = K = word embeddings e(w) without positions, scale ${SAME_WORD_SCALE}: every occurrence of the query's word shares the weight.`],
+  uniform: ['uniform average', 'Scale 0: every score is 0 and the softmax gives 1/n — average pooling.'],
+  lookup: ['hard lookup', `Every query is e(target), scale ${LOOKUP_SCALE}: a database lookup of one key, whatever the query.`],
+};
 
 /** Lower-cased words (letters, digits, apostrophes), at most MAX_TOKENS. */
 export const tokenize = (text) => (text.toLowerCase().match(/[\p{L}\p{N}']+/gu) ?? []).slice(0, MAX_TOKENS);
@@ -18,6 +25,23 @@ export function wordEmbedding(word, d) {
   const z = normals(d, hashString(word));
   const norm = Math.hypot(...z);
   return z.map((v) => v / norm);
+}
+
+/**
+ * The heads of a model's self() result, each with the name and the sentence its caption shows:
+ * [{ id, name, info, weights }], the designed heads first.
+ */
+export function namedHeads({ target, designed, randomHeads }, { d, h, seed }) {
+  const named = designed.map(({ id, weights }) => {
+    const [name, info] = DESIGNED_HEADS[id];
+    return { id, name, info: id === 'lookup' ? info.replace('target', `'${target}'`) : info, weights };
+  });
+  const random = randomHeads.map(({ id, weights }, i) => ({
+    id, name: `random head ${i + 1}`,
+    info: `nn.MultiheadAttention head ${i + 1} of ${randomHeads.length}, seed ${seed}: d/h = ${d / h} wide.`,
+    weights,
+  }));
+  return [...named, ...random];
 }
 
 /**

@@ -2,8 +2,8 @@
 // scores and weights for every scoring function, the √d experiment, and d2l's masked softmax,
 // all through the package. Plain data in and out, so that it runs (and is tested) without a page.
 
-import { tensor } from '../../ui/plot.js';
-import { normals, uniform } from '../../ui/random.js';
+import { tensor } from '../../../shared/tensors.js';
+import { normals, uniform } from '../../../shared/random.js';
 
 export const SCORE_FUNCTIONS = ['dot', 'scaled-dot', 'neg-sq-dist', 'additive', 'general'];
 export const KEYS = [[2.0, 0.4], [0.7, 1.1], [-0.7, 1.7], [-1.5, -0.3], [0.2, -1.3], [1.3, -0.6]];
@@ -29,6 +29,14 @@ export const MASK_SCORES = (() => {
 })();
 
 export const mean = (a) => a.reduce((s, x) => s + x, 0) / a.length;
+
+export const std = (a) => {
+  const m = mean(a);
+  return Math.sqrt(a.reduce((s, x) => s + (x - m) ** 2, 0) / a.length);
+};
+
+const maxAbsDiff = (a, b) => a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
+const small = (x) => (x < 1e-3 ? x.toExponential(1) : x.toFixed(3));
 
 /** The mean over rows of each row's largest entry, for weights [rows, cols]. */
 export function rowMaxMean(weights, cols) {
@@ -72,6 +80,18 @@ export function planeScores(attn, { theta, r, phi, equalKeys }) {
 }
 
 /**
+ * What the plane's weights show, in words: how far softmax(−½‖q − kᵢ‖²) is from the Gaussian
+ * kernel's weights (σ = 1) and from softmax(qᵀkᵢ), for planeScores' result.
+ */
+export function planeIdentities({ perFunction, gaussian }, equalKeys) {
+  const weightsOf = (fn) => perFunction.find((x) => x.fn === fn).weights;
+  const neg = weightsOf('neg-sq-dist');
+  return `softmax(−½‖q − kᵢ‖²) vs the Gaussian kernel's weights (σ = 1): max |Δ| = ${small(maxAbsDiff(neg, gaussian))}. `
+    + `softmax(qᵀkᵢ) vs softmax(−½‖q − kᵢ‖²): max |Δ| = ${small(maxAbsDiff(neg, weightsOf('dot')))}`
+    + (equalKeys ? ' — equal key lengths: the ‖kᵢ‖² term cancels.' : ' — the keys differ in length, so ½‖kᵢ‖² does not cancel.');
+}
+
+/**
  * The √d experiment: SAMPLES random queries against SAMPLES random keys of width d (seeded, kept
  * per d). at(d): the scores with and without the 1/√d scaling and their softmax; curve(): the
  * mean largest weight per query for every d of D_EXPONENTS, computed once.
@@ -103,6 +123,14 @@ export function sqrtDExperiment(attn) {
       return curve;
     },
   };
+}
+
+/** The √d experiment at one d, in words: the spread of the scores and the softmax's saturation. */
+export function sqrtDSummary({ d, raw, scaled, rawSoft, scaledSoft }) {
+  const rawMax = rowMaxMean(rawSoft, SAMPLES);
+  const scaledMax = rowMaxMean(scaledSoft, SAMPLES);
+  return `d = ${d}: std of qᵀk = ${std(raw).toFixed(2)} (√d = ${Math.sqrt(d).toFixed(2)}); `
+    + `std of qᵀk/√d = ${std(scaled).toFixed(2)}. Mean largest softmax weight: ${rawMax.toFixed(2)} unscaled, ${scaledMax.toFixed(2)} scaled.`;
 }
 
 /** d2l's masked softmax of MASK_SCORES with valid lengths [len1, len2] and fill '-1e6' | '-inf'. */

@@ -1,15 +1,12 @@
 // The page benchmark's decode rows, run inside the worker (worker.js): one token's attention
 // against a resident KV cache, GPT-2-small shaped (12 heads, d = 64, nq = 1), at n cached
 // positions, beside the time of copying K and V once (Float32Array.set: the memory traffic a
-// decode cannot avoid). Uses attn.KVCache; a build without it reports why and measures nothing.
-import { normals } from '../ui/random.js';
-import { plainJsAttention } from './plain-js.js';
-import { measureInTurns } from './timing.js';
+// decode cannot avoid), through attn.KVCache.
+import { normals } from '../../../shared/random.js';
+import { plainJsAttention } from '../../../shared/plain-js-attention.js';
+import { measureInTurns } from '../../../shared/timing.js';
 
 export const DECODE = { heads: 12, d: 64 };
-
-/** Why the decode rows cannot run on `attn`, or null when they can. */
-export const decodeUnavailable = (attn) => (typeof attn.KVCache === 'function' ? null : 'this build of the package has no attn.KVCache');
 
 /** Times attend and the copy at n positions; returns { n, heads, d, ms, copyMs, reps, maxDiff }. */
 export async function measureDecode(attn, n, { samples, sampleMs, onSample }) {

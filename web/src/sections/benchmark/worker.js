@@ -13,15 +13,14 @@
 //                  (runner: simd | simd128 | scalar | js | causal | quarter; masked rows count the dense
 //                  4·n²·d flops, so their GFLOP/s say how much faster than unmasked they run)
 //                { type: 'decode', id, n, heads, d, ms, copyMs, reps, maxDiff }
-//                { type: 'decode-skipped', id, reason }
 //                { type: 'done', id, elapsedMs }
 //                { type: 'error', id, message }
 
 import { loadAttention } from 'attention-wasm';
-import { normals } from '../ui/random.js';
-import { decodeUnavailable, measureDecode } from './decode.js';
-import { plainJsAttention } from './plain-js.js';
-import { attentionFlops, measureInTurns } from './timing.js';
+import { normals } from '../../../shared/random.js';
+import { measureDecode } from './decode.js';
+import { plainJsAttention } from '../../../shared/plain-js-attention.js';
+import { attentionFlops, measureInTurns } from '../../../shared/timing.js';
 
 let loaded = null;
 
@@ -105,9 +104,7 @@ async function run({ id, sizes, d, jsMaxN, decodeSizes = [], samples, sampleMs }
       maxDiff: diffs[i], gflops: attentionFlops(n, n, d) / timed[i].ms / 1e6,
     }));
   }
-  const unavailable = decodeUnavailable(modules.simd);
-  if (unavailable && decodeSizes.length) postMessage({ type: 'decode-skipped', id, reason: unavailable });
-  for (const [i, n] of (unavailable ? [] : decodeSizes).entries()) {
+  for (const [i, n] of decodeSizes.entries()) {
     const step = sizes.length + i;
     const onSample = (sample) => postMessage({ type: 'progress', id, step, total, n, sample, samples, decode: true });
     onSample(0);

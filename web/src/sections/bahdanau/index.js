@@ -5,41 +5,22 @@
 // reports. A model trained by scripts/train-page-model.js ships with the page, so translation
 // works before any training.
 
-import { button, checkbox, controlBar, progressBar, select, slider, textField } from '../ui/controls.js';
-import { prose } from '../ui/math.js';
-import { card, widthOf } from '../ui/plot.js';
-import { plotGrid, scaffold } from '../ui/section.js';
-import { urlState } from '../ui/url-state.js';
-import { alignmentPlot, bleuPlot, lengthPlot, lossPlot, sourceChips } from './bahdanau/plots.js';
-import { TASKS, taskNames } from './bahdanau/tasks.js';
-import { EPOCHS, MODEL, TRAINING } from './bahdanau/trainer.js';
+import { button, checkbox, controlBar, progressBar, select, slider, textField } from '../../ui/controls.js';
+import { prose } from '../../ui/math.js';
+import { card, widthOf } from '../../ui/plot.js';
+import { plotGrid, scaffold } from '../../ui/section.js';
+import { urlState } from '../../ui/url-state.js';
+import { addEval, addProgress, compareLine, freshView, progressLine, startsNewRun, statsLine } from './compute.js';
+import { COMPARE_TEXT, TEXT } from './explanation.js';
+import { alignmentPlot, bleuPlot, lengthPlot, lossPlot, translationLines } from './plots.js';
+import { TASKS, taskNames } from './tasks.js';
+import { EPOCHS } from './trainer.js';
 
-const TEXT = `
-<p>Bahdanau, Cho and Bengio's encoder–decoder reads the source with a GRU, and at every output
-step the decoder <em>attends</em>: its previous hidden state $s_{t-1}$ is the query, the encoder's
-outputs $h_j$ are keys and values, and additive attention scores them,
-$$a(s_{t-1}, h_j) = w_v^\\top \\tanh(W_q s_{t-1} + W_k h_j),$$
-$$\\alpha_{tj} = \\operatorname{softmax}_j\\, a(s_{t-1}, h_j),\\qquad c_t = \\textstyle\\sum_j \\alpha_{tj} h_j.$$
-The context $c_t$ is fed to the decoder GRU with the previous word's embedding. Nobody tells
-the model which source word goes with which output word: the weights $\\alpha_{tj}$ are
-<strong>learned</strong> from sentence pairs alone. The heatmap shows them — one row per output
-word, one column per source word. Watch the diagonal form, and the swap where French puts the
-adjective after the noun (“black cats” → “chats noirs”).</p>
-<p>Everything trains here, in your browser, in a Web Worker: ${MODEL.numLayers} GRU layer of
-${MODEL.numHiddens} units, embeddings of ${MODEL.embedSize}, Adam (learning rate ${TRAINING.lr},
-gradients clipped to norm ${TRAINING.clip}), batches of ${TRAINING.batchSize} pairs, ${EPOCHS}
-passes over about 1,800 generated pairs. Held-out BLEU is d2l's ($k = 2$) on pairs the model
-never trains on. A model trained the same way ships with the page, so it translates at once;
-“Train from scratch” forgets it and learns again from random weights.</p>`;
-
-const COMPARE_TEXT = `
-<h3>With vs without attention</h3>
-<p>Without attention the decoder gets one fixed vector — the encoder's last state — for the
-whole sentence (d2l's plain <code>Seq2SeqDecoder</code>). Bahdanau et al. showed that this
-bottleneck hurts most on long sentences. Train both from the same seed on the same batches and
-compare held-out BLEU by source length.</p>`;
-
-const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
+// Kept on the section element for the browser tests: the current model's latest figures.
+const RUN_DATA = ['firstLoss', 'loss', 'bleu', 'bleuSeconds', 'bleuCurve'];
+const count = (dataset, key) => {
+  dataset[key] = String(Number(dataset[key] ?? 0) + 1);
+};
 
 export function mountBahdanau(root) {
   const state = urlState('bd', { task: 'fra-eng', seed: 0, attention: true, cmp: 5 }, root.id);
@@ -55,7 +36,7 @@ export function mountBahdanau(root) {
     options: taskNames.map((name) => [name, TASKS[name].label]),
     onChange: (v) => {
       section.set({ task: v });
-      resetView();
+      view = freshView(-1, view.compare);
       sentence.value = TASKS[v].examples[0];
       send({ type: 'config', task: v });
     },
@@ -140,14 +121,8 @@ export function mountBahdanau(root) {
     plotGrid(compareCard),
   );
 
-  // --- what the worker reported ---------------------------------------------------------------
-  let view;
-  function resetView() {
-    view = { run: -1, losses: [], bleus: [], last: null, probe: null, translation: null, compare: view?.compare ?? null, tokensPerSecond: NaN };
-  }
-  resetView();
-
-  const worker = new Worker(new URL('./bahdanau/train-worker.js', import.meta.url), { type: 'module', name: 'bahdanau-training' });
+  let view = freshView();
+  const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module', name: 'bahdanau-training' });
   worker.addEventListener('error', (event) => {
     event.preventDefault();
     stats.textContent = `The training worker failed: ${event.message}`;
@@ -168,13 +143,9 @@ export function mountBahdanau(root) {
       console.warn(m.message);
       return;
     }
-    if (m.run !== view.run && ['state', 'probe', 'eval'].includes(m.type)) {
-      // A new model (fresh start, reset, task): its history starts here.
-      const compare = view.compare;
-      resetView();
-      for (const key of ['firstLoss', 'loss', 'bleu', 'bleuSeconds', 'bleuCurve']) delete root.dataset[key];
-      view.compare = compare;
-      view.run = m.run;
+    if (startsNewRun(view, m)) {
+      view = freshView(m.run, view.compare);
+      for (const key of RUN_DATA) delete root.dataset[key];
     }
     if (m.type === 'state') {
       root.dataset.trainState = m.state;
@@ -182,23 +153,20 @@ export function mountBahdanau(root) {
       setButtons(m.state);
       if (m.state === 'idle' || m.state === 'done') requestTranslation();
     } else if (m.type === 'progress' && m.run === view.run) {
-      view.losses.push({ step: m.steps, loss: m.loss });
-      view.tokensPerSecond = m.tokensPerSecond;
-      view.last = { ...view.last, steps: m.steps, epoch: m.epoch, seconds: m.seconds, loss: m.loss };
-      root.dataset.progressUpdates = String(Number(root.dataset.progressUpdates ?? 0) + 1);
+      addProgress(view, m);
+      count(root.dataset, 'progressUpdates');
       root.dataset.firstLoss ??= String(m.loss);
       root.dataset.loss = String(m.loss);
       schedule('curves');
     } else if (m.type === 'eval' && m.run === view.run) {
-      view.bleus.push({ seconds: m.seconds, bleu: m.bleu, steps: m.steps });
-      view.last = { ...view.last, bleu: m.bleu, exact: m.exact, steps: m.steps, epoch: m.epoch };
+      addEval(view, m);
       root.dataset.bleu = String(m.bleu);
       root.dataset.bleuSeconds = String(m.seconds);
       root.dataset.bleuCurve = JSON.stringify(view.bleus.map((b) => [Number(b.seconds.toFixed(2)), Number(b.bleu.toFixed(4)), b.steps]));
       schedule('curves');
     } else if (m.type === 'probe' && m.run === view.run) {
       view.probe = m.result;
-      root.dataset.probeUpdates = String(Number(root.dataset.probeUpdates ?? 0) + 1);
+      count(root.dataset, 'probeUpdates');
       schedule('probe');
     } else if (m.type === 'translation' && m.id === translationId) {
       view.translation = m.results[0];
@@ -224,9 +192,12 @@ export function mountBahdanau(root) {
     root.setAttribute('aria-busy', String(s === 'running' || busy));
   }
 
-  // --- drawing --------------------------------------------------------------------------------
   const parts = {
-    stats: drawStats,
+    stats: () => {
+      progress.value = Math.min(EPOCHS, view.last?.epoch ?? 0);
+      progressText.textContent = progressLine(root.dataset.trainState, view);
+      stats.textContent = statsLine(view);
+    },
     curves: () => {
       lossCard.body.replaceChildren(lossPlot(view.losses, widthOf(lossCard.body, { max: 560 })));
       bleuCard.body.replaceChildren(bleuPlot(view.bleus, widthOf(bleuCard.body, { max: 560 })));
@@ -236,51 +207,19 @@ export function mountBahdanau(root) {
       probeLine.textContent = `${view.probe.source.join(' ')}  →  ${view.probe.output.join(' ')}`;
       probeCard.body.replaceChildren(alignmentPlot(view.probe, widthOf(probeCard.body, { max: 520 })));
     },
-    translation: drawTranslation,
-    compare: drawCompare,
+    translation: () => {
+      if (!view.translation) return;
+      translation.replaceChildren(...translationLines(view.translation));
+      count(root.dataset, 'translations');
+      translateCard.body.replaceChildren(alignmentPlot(view.translation, widthOf(translateCard.body, { max: 560 })));
+    },
+    compare: () => {
+      if (!view.compare) return;
+      compareText.textContent = compareLine(view.compare);
+      compareCard.body.replaceChildren(lengthPlot(view.compare.results, widthOf(compareCard.body, { max: 900 })));
+    },
   };
   const schedule = (name) => section.meter.schedule(() => null, parts[name], name);
-
-  function drawStats() {
-    const s = root.dataset.trainState;
-    const last = view.last ?? {};
-    const epoch = last.epoch ?? 0;
-    progress.value = Math.min(EPOCHS, epoch);
-    const what = view.shipped && view.losses.length === 0 ? 'shipped model' : 'this run';
-    progressText.textContent = `${s}: epoch ${fmt(epoch, 1)} / ${EPOCHS} · step ${last.steps ?? 0}${last.seconds ? ` · ${last.seconds.toFixed(1)} s` : ''}`;
-    const parts2 = [
-      `${what}: held-out BLEU ${fmt(last.bleu)}`,
-      `exact ${Number.isFinite(last.exact) ? `${(100 * last.exact).toFixed(0)}%` : '—'}`,
-      `loss ${fmt(last.loss)}`,
-      `${Number.isFinite(view.tokensPerSecond) ? Math.round(view.tokensPerSecond).toLocaleString('en') : '—'} tokens/s`,
-    ];
-    stats.textContent = parts2.join(' · ');
-  }
-
-  function drawTranslation() {
-    const t = view.translation;
-    if (!t) return;
-    const out = document.createElement('p');
-    out.className = 'readout translation-output';
-    const output = t.output.filter((w) => w !== '<eos>').join(' ');
-    out.textContent = `→ ${output || '(nothing)'}`;
-    const note = document.createElement('p');
-    note.className = 'plot-note';
-    note.textContent = t.unknown.size
-      ? `${t.unknown.size} word${t.unknown.size > 1 ? 's' : ''} outside the vocabulary (marked): the model reads ${t.unknown.size > 1 ? 'them' : 'it'} as <unk>.`
-      : 'Every word is in the vocabulary.';
-    translation.replaceChildren(sourceChips(t), note, out);
-    root.dataset.translations = String(Number(root.dataset.translations ?? 0) + 1);
-    translateCard.body.replaceChildren(alignmentPlot(t, widthOf(translateCard.body, { max: 560 })));
-  }
-
-  function drawCompare() {
-    const c = view.compare;
-    if (!c) return;
-    const [withA, without] = c.results;
-    compareText.textContent = `After ${c.epochs} epoch${c.epochs > 1 ? 's' : ''} each (${withA.steps} steps): held-out BLEU ${fmt(withA.bleu)} with attention, ${fmt(without.bleu)} without.`;
-    compareCard.body.replaceChildren(lengthPlot(c.results, widthOf(compareCard.body, { max: 900 })));
-  }
 
   return {
     render: () => {

@@ -1,0 +1,52 @@
+// What section 5 shows, folded from the training worker's reports (train-worker.js lists them):
+// the current model's loss and BLEU history, its latest figures, the probe's and the visitor's
+// translations, and the with/without-attention comparison. Plain data in and out; the training
+// itself runs in the worker (trainer.js).
+
+import { EPOCHS } from './trainer.js';
+
+const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
+
+/** A view with no history, for model `run` (-1: none yet); the comparison survives. */
+export const freshView = (run = -1, compare = null) => ({
+  run, losses: [], bleus: [], last: null, probe: null, translation: null, compare, tokensPerSecond: NaN,
+});
+
+/** Whether a report belongs to a model other than the view's (a fresh start, a reset, a task). */
+export const startsNewRun = (view, m) => m.run !== view.run && ['state', 'probe', 'eval'].includes(m.type);
+
+/** Adds a 'progress' report (the mean loss of a slice of steps) to the view. */
+export function addProgress(view, m) {
+  view.losses.push({ step: m.steps, loss: m.loss });
+  view.tokensPerSecond = m.tokensPerSecond;
+  view.last = { ...view.last, steps: m.steps, epoch: m.epoch, seconds: m.seconds, loss: m.loss };
+}
+
+/** Adds an 'eval' report (held-out BLEU and exact matches) to the view. */
+export function addEval(view, m) {
+  view.bleus.push({ seconds: m.seconds, bleu: m.bleu, steps: m.steps });
+  view.last = { ...view.last, bleu: m.bleu, exact: m.exact, steps: m.steps, epoch: m.epoch };
+}
+
+/** The progress bar's label: the state, epoch, step and training seconds. */
+export function progressLine(state, { last }) {
+  const { epoch = 0, steps = 0, seconds } = last ?? {};
+  return `${state}: epoch ${fmt(epoch, 1)} / ${EPOCHS} · step ${steps}${seconds ? ` · ${seconds.toFixed(1)} s` : ''}`;
+}
+
+/** The figures of the model shown: held-out BLEU, exact matches, loss and speed. */
+export function statsLine({ shipped, losses, last, tokensPerSecond }) {
+  const { bleu, exact, loss } = last ?? {};
+  return [
+    `${shipped && losses.length === 0 ? 'shipped model' : 'this run'}: held-out BLEU ${fmt(bleu)}`,
+    `exact ${Number.isFinite(exact) ? `${(100 * exact).toFixed(0)}%` : '—'}`,
+    `loss ${fmt(loss)}`,
+    `${Number.isFinite(tokensPerSecond) ? Math.round(tokensPerSecond).toLocaleString('en') : '—'} tokens/s`,
+  ].join(' · ');
+}
+
+/** The comparison's outcome in one sentence, from the worker's 'compare' report. */
+export function compareLine({ epochs, results: [withAttention, without] }) {
+  return `After ${epochs} epoch${epochs > 1 ? 's' : ''} each (${withAttention.steps} steps): `
+    + `held-out BLEU ${fmt(withAttention.bleu)} with attention, ${fmt(without.bleu)} without.`;
+}
