@@ -1,7 +1,9 @@
 // The compute micro-kernels tested directly, in the XNNPACK manner, against references in double:
 // the GEMM (2x16 register tile) swept over m, n and k from 1 to two tiles plus one so that every
 // tail path runs; the vector exp over [-88, 0] with its worst error in ulp; the online-softmax
-// step against a two-pass softmax on rows of +-1e4. The same file runs natively in the three
+// step against a two-pass softmax on rows of +-1e4; the steps of the masked softmax shared by
+// every forward and backward (masked_softmax_rows, the softmax backward row, the skip rule) on
+// ragged rows, +-1e4 logits and fully masked rows. The same file runs natively in the three
 // builds of scripts/test-native.sh (SIMD, scalar twins with ATTN_SCALAR_KERNELS, SIMD under
 // ASan + UBSan) and in both wasm builds (scripts/test-wasm-microkernels.sh).
 
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "kernels/gemm.hpp"
+#include "kernels/masked_softmax.hpp"
 #include "kernels/row_kernels.hpp"
 #include "kernels/simd/f32x4.hpp"
 
@@ -175,4 +178,113 @@ TEST_CASE("The online-softmax step matches a two-pass softmax on rows of +-1e4",
       }
     }
   }
+}
+
+namespace {
+
+// Masked softmax of one row in double: the additive mask added, hidden keys set to fill.
+std::vector<double> masked_softmax_reference(const float* s, Index n,
+                                             const attn::detail::RowMask& mask, float fill) {
+  std::vector<double> p(static_cast<size_t>(n));
+  double max = -INFINITY, sum = 0.0;
+  for (Index j = 0; j < n; ++j) {
+    p[static_cast<size_t>(j)] = mask.hidden(j) ? fill : s[j];
+    max = std::max(max, p[static_cast<size_t>(j)]);
+  }
+  for (double& x : p) sum += x = std::exp(x - max);
+  for (double& x : p) x /= sum;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("The masked softmax rows and their backward match double on ragged, masked rows of +-1e4",
+          "[microkernels]") {
+  // Rows of 0 .. 37 keys (every tail of the 4-wide exp), d2l's valid lengths per row from 0 (a
+  // fully masked row: uniform under d2l's fill) to all, logits up to +-1e4, and a backward scale.
+  std::mt19937 random(4);
+  for (const float range : {3.0f, 1e4f}) {
+    for (Index nk = 0; nk <= 37; ++nk) {
+      const Index nq = 5;
+      std::vector<float> scores =
+          random_values(static_cast<size_t>(nq * nk), random, -range, range);
+      const std::vector<float> dp = random_values(scores.size(), random, -1.0f, 1.0f);
+      attn::Mask mask;
+      for (Index i = 0; i < nq; ++i)
+        mask.valid_lens.push_back(static_cast<int32_t>(nk * i / (nq - 1)));
+      const attn::detail::MaskContext context{mask, 0, 1, 1};
+      std::vector<float> weights = scores;
+      attn::detail::masked_softmax_rows(attn::MatrixMap(weights.data(), nq, nk), context);
+      std::vector<float> ds = dp;
+      const float scale = 0.125f;
+      attn::detail::masked_softmax_backward_rows(attn::ConstMatrixMap(weights.data(), nq, nk),
+                                                 attn::MatrixMap(ds.data(), nq, nk), context,
+                                                 scale);
+      for (Index i = 0; i < nq; ++i) {
+        const attn::detail::RowMask row(context, nq, nk, i);
+        const std::vector<double> p =
+            masked_softmax_reference(scores.data() + i * nk, nk, row, mask.fill);
+        double delta = 0.0, norm = 0.0;
+        for (Index j = 0; j < nk; ++j)
+          delta += p[static_cast<size_t>(j)] * dp[static_cast<size_t>(i * nk + j)];
+        for (Index j = 0; j < nk; ++j)
+          norm = std::max(norm, std::fabs(dp[static_cast<size_t>(i * nk + j)] - delta));
+        for (Index j = 0; j < nk; ++j) {
+          const auto at = static_cast<size_t>(i * nk + j);
+          CAPTURE(range, nk, i, j);
+          REQUIRE_THAT(weights[at],
+                       Catch::Matchers::WithinAbs(p[static_cast<size_t>(j)], 1e-6) ||
+                           Catch::Matchers::WithinRel(p[static_cast<size_t>(j)], 1e-5));
+          const double want =
+              row.hidden(j) ? 0.0 : scale * p[static_cast<size_t>(j)] * (dp[at] - delta);
+          REQUIRE_THAT(ds[at], Catch::Matchers::WithinAbs(want, 1e-6 * scale * (norm + 1.0)));
+          if (row.hidden(j)) REQUIRE(ds[at] == 0.0f);  // exactly: a fill passes no gradient
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("The softmax backward row returns D and is 0 where every weight sits on one key",
+          "[microkernels]") {
+  // A one-hot row (logits 1e4 apart) has dS = p (dP - dP_hot): 0 everywhere, to rounding; and
+  // D, the returned row sum of p dP, is dP_hot. A row of one key has dS = 0 exactly.
+  std::vector<float> p = {0.0f, 1.0f, 0.0f, 0.0f, 0.0f};
+  std::vector<float> ds = {0.3f, -0.7f, 2.0f, 5.0f, -1.0f};
+  REQUIRE(attn::detail::f32_softmax_backward_row(p.data(), ds.data(), 5, 1.0f) == -0.7f);
+  for (float x : ds) REQUIRE(x == 0.0f);
+  float one = 1.0f, d_one = 42.0f;
+  REQUIRE(attn::detail::f32_softmax_backward_row(&one, &d_one, 1, 0.5f) == 42.0f);
+  REQUIRE(d_one == 0.0f);
+  REQUIRE(attn::detail::f32_softmax_backward_row(nullptr, nullptr, 0, 1.0f) == 0.0f);
+}
+
+TEST_CASE("The skip rule computes the visible keys in whole panels and only vanishing tails",
+          "[microkernels]") {
+  // Two causal rows (0 and 20 of a 64 x 64 score matrix), keys [0, 64) in panels of 16.
+  attn::Mask mask;
+  mask.causal = true;
+  const attn::detail::MaskContext context{mask, 0, 1, 1};
+  using attn::detail::RowMask;
+  const RowMask masks[2] = {RowMask(context, 64, 64, 0), RowMask(context, 64, 64, 20)};
+  const float no_max[2] = {-INFINITY, -INFINITY};
+  // Row 20 sees keys 0 .. 20: up to 21, rounded up to 32.
+  REQUIRE(attn::detail::keys_to_compute(masks, no_max, 2, 0, 64, 16) == 32);
+  REQUIRE(attn::detail::keys_to_compute(masks, no_max, 1, 0, 64, 16) == 16);
+  // Visible scores far above d2l's fill: the hidden tail's weights are exactly 0.
+  const float high[2] = {0.0f, 3.0f};
+  REQUIRE(attn::detail::tail_vanishes(masks, high, 2, 0, 32, 64));
+  // A max near the fill (every visible score near -1e6): the tail counts after all.
+  const float near_fill[2] = {0.0f, -1e6f + 10.0f};
+  REQUIRE_FALSE(attn::detail::tail_vanishes(masks, near_fill, 2, 0, 32, 64));
+  // Keys [32, 64) are hidden from both rows: with a high running max the block is skipped.
+  REQUIRE(attn::detail::keys_to_compute(masks, high, 2, 32, 32, 16) == 0);
+  // A fully masked row (valid length 0) under d2l's fill is uniform: every key is computed.
+  attn::Mask none;
+  none.valid_lens = {0};
+  const attn::detail::MaskContext none_context{none, 0, 1, 1};
+  const RowMask hidden_row(none_context, 1, 40, 0);
+  REQUIRE(attn::detail::keys_to_compute(&hidden_row, no_max, 1, 0, 40, 16) == 40);
+  const float fill_max = none.fill;
+  REQUIRE_FALSE(attn::detail::tail_vanishes(&hidden_row, &fill_max, 1, 0, 16, 40));
 }

@@ -2,14 +2,13 @@
 
 #include <cmath>
 
-#include "attend.hpp"
 #include "checks.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/fused_attention.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/row_kernels.hpp"
-#include "kernels/row_mask.hpp"
 #include "score_matrix.hpp"
+#include "softmax_pooling.hpp"
+#include "unfused_attention.hpp"
 
 namespace attn {
 
@@ -22,30 +21,19 @@ void detail::check_attention_options(const AttentionOptions& options) {
   }
 }
 
-void detail::attend(const ScoreFiller& fill_scores, ConstBatch v, const AttentionOptions& options,
-                    Index batch_heads, MutableBatch output, const MutableBatch* weights) {
+void detail::attention_unfused(const ScoreFiller& fill_scores, ConstBatch v,
+                               const AttentionOptions& options, MutableBatch output,
+                               const MutableBatch* weights) {
   // No score matrix at all: nothing to compute, and no [nq, nk] scratch to allocate for it.
   if (output.batch == 0) return;
   const Index nq = output.rows, nk = v.rows;
-  const Index batch = output.batch / batch_heads;
-  Matrix scratch(nq, nk);
+  Matrix scratch(nq, nk);  // the scores, unless the caller keeps them as weights
   const Dropout dropout(options.dropout, options.seed);
   for (Index s = 0; s < output.batch; ++s) {
     MatrixMap scores = weights ? (*weights)[s] : MatrixMap(scratch.data(), nq, nk);
     fill_scores(s, scores);
-    mask_matrix(scores, {options.mask, s, batch, batch_heads});
-    for (Index i = 0; i < nq; ++i) f32_softmax_row(scores.data() + i * nk, nk);
-
-    auto out = output[s];
-    if (options.dropout > 0.0f) {
-      // The weights handed back stay the pre-dropout distribution; only the pooling sees drops.
-      if (weights) scratch = scores;
-      MatrixMap dropped(scratch.data(), nq, nk);
-      dropout.apply(dropped.data(), dropped.size(), static_cast<uint64_t>(s * nq * nk));
-      out = detail::matmul(dropped, v[s]);
-    } else {
-      out = detail::matmul(scores, v[s]);
-    }
+    softmax_and_pool(scores, v[s], {options.mask, s, output.batch, 1}, dropout,
+                     static_cast<uint64_t>(s * nq * nk), output[s]);
   }
 }
 
@@ -78,7 +66,7 @@ void scaled_dot_product_attention(ConstBatch q, ConstBatch k, ConstBatch v,
   auto fill = [&](Index s, MatrixMap scores) {
     scores = detail::matmul_transposed(q[s], k[s]) * scale;
   };
-  detail::attend(fill, v, options, 1, output, weights);
+  detail::attention_unfused(fill, v, options, output, weights);
 }
 
 void additive_attention(ConstBatch q, ConstBatch k, ConstBatch v, const ScoreParams& params,
@@ -90,7 +78,7 @@ void additive_attention(ConstBatch q, ConstBatch k, ConstBatch v, const ScorePar
   auto fill = [&](Index s, MatrixMap scores) {
     detail::score_matrix(ScoreFunction::Additive, q[s], k[s], params, scores);
   };
-  detail::attend(fill, v, options, 1, output, weights);
+  detail::attention_unfused(fill, v, options, output, weights);
 }
 
 namespace {

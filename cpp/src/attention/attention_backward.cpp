@@ -4,15 +4,15 @@
 #include <cmath>
 
 #include "additive_features.hpp"
-#include "attend.hpp"
 #include "attn/attention.hpp"
 #include "checks.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/fused_attention.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/row_kernels.hpp"
-#include "kernels/row_mask.hpp"
+#include "kernels/masked_softmax.hpp"
 #include "score_matrix.hpp"
+#include "softmax_pooling.hpp"
+#include "unfused_attention.hpp"
 
 namespace attn {
 
@@ -27,11 +27,6 @@ void check_gradient_shapes(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch 
 }
 
 Tensor3 zeros_like(const Tensor3& t) { return Tensor3(t.batch, t.rows, t.cols); }
-
-// Row-wise dot products: delta[i] = grad_output[i] . output[i].
-Vector row_dots(const Matrix& grad_output, const Matrix& output) {
-  return grad_output.cwiseProduct(output).rowwise().sum();
-}
 
 }  // namespace
 
@@ -58,8 +53,9 @@ AttentionGradients scaled_dot_product_attention_backward(const Tensor3& q, const
 }
 
 // Per batch row: features t_ij = tanh(Wq q_i + Wk k_j), scores s_ij = wv . t_ij. The weights
-// P are formed as the forward forms them; then, with D_i = dO_i . O_i,
-//   dS = P * (F * (dO v^T) - D)   (0 where masked),   dV = (P * F)^T dO,
+// P are formed as the forward forms them; then (softmax_and_pool_backward), with
+// dP = F * (dO v^T) and D_i = sum_j P_ij dP_ij,
+//   dS = P * (dP - D)   (0 where masked),   dV = (P * F)^T dO,
 //   g_ij = dS_ij wv * (1 - t_ij^2),   d(Wq q)_i = sum_j g_ij,   d(Wk k)_j = sum_i g_ij,
 //   dwv = sum_ij dS_ij t_ij,   dq = d(Wq q) Wq,   dWq = d(Wq q)^T q   (and likewise for k).
 AdditiveAttentionGradients additive_attention_backward(const Tensor3& q, const Tensor3& k,
@@ -86,28 +82,15 @@ AdditiveAttentionGradients additive_attention_backward(const Tensor3& q, const T
     const Matrix projected_k = detail::matmul_transposed(kb, params.Wk);  // [nk, h]
     const detail::MaskContext context{options.mask, b, q.batch, 1};
 
-    Matrix weights(nq, nk);
-    detail::score_matrix(ScoreFunction::Additive, qb, kb, params,
-                         MatrixMap(weights.data(), nq, nk));
-    detail::mask_matrix(MatrixMap(weights.data(), nq, nk), context);
-    for (Index i = 0; i < nq; ++i) detail::f32_softmax_row(weights.data() + i * nk, nk);
-    Matrix dropped = weights;
-    if (dropout.active()) {
-      dropout.apply(dropped.data(), dropped.size(), static_cast<uint64_t>(b * nq * nk));
-    }
-    const Matrix output = dropped * vb;
-    const Vector delta = row_dots(grad_out, output);
-    gradients.dv.view()[b] = dropped.transpose() * grad_out;
-
-    Matrix grad_scores = grad_out * vb.transpose();  // dO v^T, then dS in place
-    for (Index i = 0; i < nq; ++i) {
-      for (Index j = 0; j < nk; ++j) {
-        const float factor =
-            dropout.active() ? dropout.factor(static_cast<uint64_t>((b * nq + i) * nk + j)) : 1.0f;
-        grad_scores(i, j) = weights(i, j) * (factor * grad_scores(i, j) - delta(i));
-      }
-      detail::RowMask(context, nq, nk, i).zero_hidden(grad_scores.data() + i * nk, 0, nk);
-    }
+    Matrix weights(nq, nk);  // the scores from the projections just made, then the weights
+    detail::additive_scores(projected_q.data(), nq, projected_k.data(), nk, hidden,
+                            params.wv.data(), weights.data(), nk);
+    detail::masked_softmax_rows(MatrixMap(weights.data(), nq, nk), context);
+    Matrix grad_scores(nq, nk);
+    detail::softmax_and_pool_backward(ConstMatrixMap(weights.data(), nq, nk), vb, grad_out, context,
+                                      dropout, static_cast<uint64_t>(b * nq * nk),
+                                      MatrixMap(grad_scores.data(), nq, nk),
+                                      gradients.dv.view()[b]);
 
     Matrix grad_projected_q = Matrix::Zero(nq, hidden);
     Matrix grad_projected_k = Matrix::Zero(nk, hidden);

@@ -120,19 +120,12 @@ class FusedForward {
 
   float* row(int r) { return scores_.data() + r * kBlockKeys; }
 
-  // How many keys of block [j0, j0 + len) the tile computes: 0 when every row skips the block
-  // (RowMask::skips), else up to the latest row's visible end rounded up to a whole tile (a
-  // guess that tail_vanishes confirms once the block's max is known), or the whole block.
+  // How many keys of block [j0, j0 + len) the tile computes (the shared skip rule, against
+  // each row's running max), or all of them when not skipping.
   template <int Rows>
   Index keys_to_compute(const RowMasks<Rows>& masks, Index i0, Index j0, Index len) const {
     if (!skipping_) return len;
-    Index count = 0;
-    for (int r = 0; r < Rows; ++r) {
-      if (masks[r].skips(j0, len, row_max_[static_cast<size_t>(i0 + r)])) continue;
-      const Index visible = masks[r].visible_end() - j0;
-      count = std::max(count, visible > 0 ? round_up(std::min(visible, len), kTile) : len);
-    }
-    return std::min(count, len);
+    return detail::keys_to_compute(masks.data(), row_max_.data() + i0, Rows, j0, len, kTile);
   }
 
   // Whether keys [j0 + count, j0 + len), left out, pass the same skip decision against the
@@ -140,11 +133,11 @@ class FusedForward {
   template <int Rows>
   bool tail_vanishes(const RowMasks<Rows>& masks, Index i0, Index j0, Index count, Index len,
                      const float (&block_max)[Rows]) const {
+    float max[Rows];
     for (int r = 0; r < Rows; ++r) {
-      const float max = simd::nan_max(row_max_[static_cast<size_t>(i0 + r)], block_max[r]);
-      if (!masks[r].skips(j0 + count, len - count, max)) return false;
+      max[r] = simd::nan_max(row_max_[static_cast<size_t>(i0 + r)], block_max[r]);
     }
-    return true;
+    return detail::tail_vanishes(masks.data(), max, Rows, j0, count, len);
   }
 
   // The tile's scores against keys [j0, j0 + count), masked, and each row's max.

@@ -13,10 +13,12 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "fused_attention.hpp"
 #include "gemm.hpp"
+#include "masked_softmax.hpp"
 #include "row_kernels.hpp"
 
 namespace attn::detail {
@@ -65,7 +67,10 @@ class MatrixBackward {
         weights_(static_cast<size_t>(rows_ * stride_)),
         grad_scores_(weights_.size()),
         weights_t_(weights_.size()),
-        grad_scores_t_(weights_.size()) {
+        grad_scores_t_(weights_.size()),
+        no_max_(static_cast<size_t>(rows_), -std::numeric_limits<float>::infinity()),
+        row_max_(static_cast<size_t>(rows_)) {
+    masks_.reserve(static_cast<size_t>(rows_));
     // s q k^T: the scale rides along with packing K, as in the forward.
     f32_pack_panels(k, d, d, nk, /*transposed=*/true, keys_t_.data(), scale);
     f32_pack_panels(v, dv, dv, nk, /*transposed=*/true, values_t_.data());
@@ -93,17 +98,6 @@ class MatrixBackward {
   }
 
  private:
-  // The keys past which every row of rows i0.. is hidden by valid length or causality (all of
-  // them when not skipping).
-  Index visible_keys(Index i0, Index rows) const {
-    if (!skipping_) return nk_;
-    Index end = 0;
-    for (Index i = i0; i < i0 + rows; ++i) {
-      end = std::max(end, RowMask(mask_, nq_, nk_, i).visible_end());
-    }
-    return end;
-  }
-
   // Scores of rows i0.. against keys [j0, j1), masked, into the strip. j0 starts a panel of
   // packed K (a multiple of 16).
   void score_columns(Index i0, Index rows, Index j0, Index j1) {
@@ -117,23 +111,23 @@ class MatrixBackward {
   }
 
   // The weights P of rows i0.., as the forward's softmax gives them, into the strip; returns how
-  // many leading keys carry them (the rest are exactly 0 for every row).
+  // many leading keys carry them (the rest are exactly 0 for every row). Which keys those are is
+  // the forward's skip rule (keys_to_compute, tail_vanishes), asked over all keys at once.
   Index weights_strip(Index i0, Index rows) {
-    // Whole 16-key panels: the softmax's vector sum then sees the same lanes (zeros past the
-    // visible keys) as over all keys, so skipping changes no bit of the result.
-    Index keys = std::min(round_up(visible_keys(i0, rows), kPanel), nk_);
+    Index keys = nk_;
+    if (skipping_) {
+      masks_.clear();
+      for (Index i = i0; i < i0 + rows; ++i) masks_.emplace_back(mask_, nq_, nk_, i);
+      keys = keys_to_compute(masks_.data(), no_max_.data(), rows, 0, nk_, kPanel);
+    }
     score_columns(i0, rows, 0, keys);
     if (keys < nk_) {
-      // The hidden keys' weights exp(fill - max) are 0 only if each row has a visible score far
-      // above the fill (RowMask::skips' rule); a row without (say, every key hidden and d2l's
-      // fill, which makes it uniform) needs them all.
       for (Index r = 0; r < rows; ++r) {
-        const float max = f32_row_max(weights_.data() + r * stride_, keys);
-        if (!hidden_weights_vanish(mask_.mask.fill, max)) {
-          score_columns(i0, rows, keys, nk_);
-          keys = nk_;
-          break;
-        }
+        row_max_[static_cast<size_t>(r)] = f32_row_max(weights_.data() + r * stride_, keys);
+      }
+      if (!tail_vanishes(masks_.data(), row_max_.data(), rows, 0, keys, nk_)) {
+        score_columns(i0, rows, keys, nk_);
+        keys = nk_;
       }
     }
     for (Index r = 0; r < rows; ++r) f32_softmax_row(weights_.data() + r * stride_, keys);
@@ -161,10 +155,8 @@ class MatrixBackward {
       } else {
         for (Index j = 0; j < keys; ++j) weights_t_[static_cast<size_t>(j * rows_ + r)] = p[j];
       }
-      float delta = 0.0f;
-      for (Index j = 0; j < keys; ++j) delta += p[j] * ds[j];
-      for (Index j = 0; j < keys; ++j) ds[j] = scale_ * p[j] * (ds[j] - delta);
-      if (masked_) RowMask(mask_, nq_, nk_, i0 + r).zero_hidden(ds, 0, keys);
+      const RowMask mask(mask_, nq_, nk_, i0 + r);
+      masked_softmax_backward_row(p, ds, keys, scale_, masked_ ? &mask : nullptr);
       for (Index j = 0; j < keys; ++j) grad_scores_t_[static_cast<size_t>(j * rows_ + r)] = ds[j];
     }
     // dQ = dS K, dK += dS^T Q, dV += (P * F)^T dO; and O = (P * F) V when asked.
@@ -201,6 +193,10 @@ class MatrixBackward {
   std::vector<float> keys_t_, values_t_, keys_, queries_, grad_out_panels_, values_;
   // Strips [rows][stride]: P, then dS; and their transposes [nk][rows] for dK and dV.
   std::vector<float> weights_, grad_scores_, weights_t_, grad_scores_t_;
+  // The skip rule's inputs for a strip's rows: their masks, and their max before (none: -inf)
+  // and after the visible keys are scored.
+  std::vector<RowMask> masks_;
+  std::vector<float> no_max_, row_max_;
 };
 
 }  // namespace

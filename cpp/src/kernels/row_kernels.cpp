@@ -68,4 +68,11 @@ void f32_softmax_row(float* row, Index n) {
   for (Index i = 0; i < n; ++i) row[i] *= inverse;
 }
 
+float f32_softmax_backward_row(const float* p, float* ds, Index n, float scale) {
+  float delta = 0.0f;
+  for (Index j = 0; j < n; ++j) delta += p[j] * ds[j];
+  for (Index j = 0; j < n; ++j) ds[j] = scale * p[j] * (ds[j] - delta);
+  return delta;
+}
+
 }  // namespace attn::detail

@@ -27,4 +27,12 @@ float f32_online_softmax_step(float* s, Index len, float block_max, bool first_b
 // A row of -inf becomes NaN (0/0), as in PyTorch.
 void f32_softmax_row(float* row, Index n);
 
+// The softmax's backward for one row, given its weights p[0..n) and, in ds, the gradient dP
+// of the loss with respect to them: returns D = sum_j p_j dP_j and turns ds into the gradient
+// with respect to the scores, dS_j = scale * p_j * (dP_j - D) (scale: the factor the scores
+// were multiplied by before the softmax, 1 if none). D is summed in key order rather than in
+// vector lanes: the backward passes are bound by their matrix products, not by this, and one
+// order gives the SIMD and scalar builds the same gradients.
+float f32_softmax_backward_row(const float* p, float* ds, Index n, float scale);
+
 }  // namespace attn::detail

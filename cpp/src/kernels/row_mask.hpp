@@ -111,6 +111,36 @@ class RowMask {
   const uint8_t* padding_row_ = nullptr;
 };
 
+// The skip rule, one for the forward and the backward so that they cannot drift. A group of
+// `rows` query rows (masks[r], and max[r] the largest score row r has seen so far: -inf before
+// any) meets keys [j0, j0 + len): how many leading keys must be computed. 0 when every row
+// skips the whole range (RowMask::skips); otherwise up to the latest row's visible end rounded
+// up to whole panels of `panel` keys (so that vector sums see the same lanes, zeros past the
+// visible keys, as over every key), or all of them for a row that sees none of the range. That
+// is a guess: tail_vanishes confirms it once the computed keys' max is known.
+inline Index keys_to_compute(const RowMask* masks, const float* max, Index rows, Index j0,
+                             Index len, Index panel) {
+  Index count = 0;
+  for (Index r = 0; r < rows; ++r) {
+    if (masks[r].skips(j0, len, max[r])) continue;
+    const Index visible = masks[r].visible_end() - j0;
+    count =
+        std::max(count, visible > 0 ? (std::min(visible, len) + panel - 1) / panel * panel : len);
+  }
+  return std::min(count, len);
+}
+
+// Whether keys [j0 + count, j0 + len), left out by keys_to_compute, contribute nothing to rows
+// whose max, with the computed keys in, is max[r]: the same skip decision against the new max.
+// False means the tail must be computed after all (a row's max stayed near the fill).
+inline bool tail_vanishes(const RowMask* masks, const float* max, Index rows, Index j0, Index count,
+                          Index len) {
+  for (Index r = 0; r < rows; ++r) {
+    if (!masks[r].skips(j0 + count, len - count, max[r])) return false;
+  }
+  return true;
+}
+
 // Applies the mask to one whole [nq, nk] score matrix in place.
 inline void mask_matrix(MatrixMap scores, const MaskContext& context) {
   if (context.mask.empty()) return;

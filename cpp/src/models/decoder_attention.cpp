@@ -1,21 +1,18 @@
 #include "models/decoder_attention.hpp"
 
-#include <algorithm>
-
 #include "attention/additive_features.hpp"
-#include "attn/mask.hpp"
+#include "attention/softmax_pooling.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/row_kernels.hpp"
 
 namespace attn::detail {
 
 namespace {
 
-// Softmax of scores [n] in place, positions j >= valid replaced by d2l's fill first (so a row
-// with nothing valid is uniform, as in d2l).
-void masked_softmax_row(float* s, Index n, Index valid) {
-  std::fill(s + std::min(valid, n), s + n, kD2lFill);
-  f32_softmax_row(s, n);
+// The source valid lengths as a mask with d2l's fill (a row with nothing valid is uniform).
+Mask source_mask(const int32_t* valid_lens, Index batch) {
+  Mask mask;
+  mask.valid_lens.assign(valid_lens, valid_lens + batch);
+  return mask;
 }
 
 }  // namespace
@@ -31,7 +28,7 @@ DecoderAttention::DecoderAttention(const AdditiveWeights& weights, Matrix values
       source_steps_(source_steps),
       steps_(steps),
       hidden_(weights.w_q.rows()),
-      valid_lens_(valid_lens, valid_lens + batch),
+      mask_(source_mask(valid_lens, batch)),
       dropout_(dropout),
       projected_queries_(steps * batch, hidden_),
       weights_(steps * batch, source_steps) {}
@@ -40,25 +37,16 @@ void DecoderAttention::step(Index t, const float* query, float* context) {
   const Index B = batch_, Ts = source_steps_, h = hidden_, H = values_.cols();
   float* projected = projected_queries_.data() + t * B * h;
   f32_gemm_packed(query, w_.w_q.cols(), B, w_.w_q.cols(), packed_q_t_.data(), h, projected, h);
-  float* weights = weights_.data() + t * B * Ts;
   for (Index b = 0; b < B; ++b) {
-    float* scores = weights + b * Ts;
+    float* scores = weights_.data() + (t * B + b) * Ts;
     additive_scores(projected + b * h, 1, projected_keys_.data() + b * Ts * h, Ts, h, w_.w_v.data(),
                     scores, Ts);
-    masked_softmax_row(scores, Ts, valid_lens_[static_cast<size_t>(b)]);
-    float* out = context + b * H;
-    std::fill(out, out + H, 0.0f);
-    for (Index j = 0; j < Ts; ++j) {
-      float weight = scores[j];
-      if (dropout_.active()) weight *= dropout_.factor(static_cast<uint64_t>((t * B + b) * Ts + j));
-      const float* v = values_.data() + (b * Ts + j) * H;
-      for (Index c = 0; c < H; ++c) out[c] += weight * v[c];
-    }
+    softmax_and_pool(MatrixMap(scores, 1, Ts), source_values(b), {mask_, b, B, 1}, dropout_,
+                     weight_index(t, b), MatrixMap(context + b * H, 1, H));
   }
 }
 
-// With dO = dcontext and F the dropout factors: dP = F * (dO v^T), dS = P * (dP - sum_j P dP)
-// (0 where masked: a fill is a constant), dV += (P * F)^T dO, and through the tanh features
+// Through softmax_and_pool_backward (dP, dS, dV), then the tanh features:
 // d(W_q q)_b = sum_j dS_bj w_v (1 - f_bj^2), d(W_k k)_bj = dS_bj w_v (1 - f_bj^2),
 // dw_v = sum dS_bj f_bj.
 void DecoderAttention::step_backward(Index t, const float* dcontext, float* dquery) {
@@ -70,32 +58,13 @@ void DecoderAttention::step_backward(Index t, const float* dcontext, float* dque
     d_w_v_ = Vector::Zero(h);
     packed_q_ = pack(w_.w_q);
   }
-  std::vector<float> d_weights(static_cast<size_t>(Ts)), d_scores(static_cast<size_t>(Ts));
+  Matrix d_scores(1, Ts);
   for (Index b = 0; b < B; ++b) {
-    const float* p = weights(t) + b * Ts;
-    const float* dout = dcontext + b * H;
-    float delta = 0.0f;
-    for (Index j = 0; j < Ts; ++j) {
-      const float factor =
-          dropout_.active() ? dropout_.factor(static_cast<uint64_t>((t * B + b) * Ts + j)) : 1.0f;
-      const float* v = values_.data() + (b * Ts + j) * H;
-      float* dv = d_values_.data() + (b * Ts + j) * H;
-      float dp = 0.0f;
-      const float pooled = p[j] * factor;
-      for (Index c = 0; c < H; ++c) {
-        dp += dout[c] * v[c];
-        dv[c] += pooled * dout[c];
-      }
-      d_weights[static_cast<size_t>(j)] = factor * dp;
-      delta += p[j] * factor * dp;
-    }
-    // Masked scores were replaced by the fill, a constant: no gradient reaches them.
-    const Index valid = std::min(static_cast<Index>(valid_lens_[static_cast<size_t>(b)]), Ts);
-    for (Index j = 0; j < Ts; ++j) {
-      d_scores[static_cast<size_t>(j)] =
-          j < valid ? p[j] * (d_weights[static_cast<size_t>(j)] - delta) : 0.0f;
-    }
     const Index row = t * B + b;
+    softmax_and_pool_backward(ConstMatrixMap(weights_.data() + row * Ts, 1, Ts), source_values(b),
+                              ConstMatrixMap(dcontext + b * H, 1, H), {mask_, b, B, 1}, dropout_,
+                              weight_index(t, b), MatrixMap(d_scores.data(), 1, Ts),
+                              MatrixMap(d_values_.data() + b * Ts * H, Ts, H));
     additive_scores_backward(d_scores.data(), Ts, projected_queries_.data() + row * h, 1,
                              projected_keys_.data() + b * Ts * h, Ts, h, w_.w_v.data(),
                              d_projected_queries_.data() + row * h,

@@ -6,12 +6,15 @@
 //   weights = masked_softmax(s),  context_b = sum_j dropout(weights)_bj v_bj.
 // attn::additive_attention computes the same for a [B, nq, nk] batch, but re-projects the keys on
 // every call; a decoder asks T times with one query each, so here W_k k is computed once per
-// sequence and W_q q once per step for the whole batch, both kept for the backward; the scores
-// from them are the shared additive_scores (attention/additive_features.hpp).
+// sequence and W_q q once per step for the whole batch, both kept for the backward. The scores
+// from them are the shared additive_scores (attention/additive_features.hpp), and the masked
+// softmax, dropout and pooling are additive attention's own (attention/softmax_pooling.hpp),
+// a one-row score matrix per batch row and step.
 
 #include <cstdint>
 #include <vector>
 
+#include "attn/mask.hpp"
 #include "attn/tensor.hpp"
 #include "kernels/dropout.hpp"
 
@@ -45,12 +48,21 @@ class DecoderAttention {
                          Eigen::Map<Vector> dw_v);
 
  private:
+  // The keys = values of batch row b, [Ts, H].
+  ConstMatrixMap source_values(Index b) const {
+    return {values_.data() + b * source_steps_ * values_.cols(), source_steps_, values_.cols()};
+  }
+  // The dropout index of weight (b, 0) of step t: weights are numbered as [T, B, Ts].
+  uint64_t weight_index(Index t, Index b) const {
+    return static_cast<uint64_t>((t * batch_ + b) * source_steps_);
+  }
+
   AdditiveWeights w_;
   Matrix values_;                             // [B * Ts, H]
   Matrix projected_keys_;                     // [B * Ts, h]
   std::vector<float> packed_q_t_, packed_q_;  // panels of W_q^T (forward) and W_q (backward)
   Index batch_, source_steps_, steps_, hidden_;
-  std::vector<int32_t> valid_lens_;
+  Mask mask_;  // the source valid lengths
   Dropout dropout_;
   Matrix projected_queries_;  // [T * B, h]: W_q q of every step
   Matrix weights_;            // [T * B, Ts]

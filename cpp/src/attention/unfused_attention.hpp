@@ -1,9 +1,9 @@
 #pragma once
 // What the attention functions of attention.cpp and attention_backward.cpp share: their
-// argument checks, the default scale, and the unfused path (mask, softmax, dropout and the
-// weighted sum once a score matrix exists), which additive attention and scaled dot-product
-// attention with dropout take; without dropout the latter, and multi-head attention, take the
-// fused kernel (fused_attention.hpp).
+// argument checks, the default scale, and the unfused path (a whole score matrix at a time, then
+// softmax_and_pool), which additive attention and scaled dot-product attention with dropout
+// take; without dropout the latter, and multi-head attention, take the fused kernel
+// (kernels/fused_attention.hpp).
 
 #include <functional>
 
@@ -25,10 +25,10 @@ void check_pooling_arguments(ConstBatch q, ConstBatch k, ConstBatch v,
 // options.scale, or 1/sqrt(d) (1 for d = 0).
 float default_scale(const AttentionOptions& options, Index d);
 
-// v [batch * batch_heads, nk, dv] -> output [batch * batch_heads, nq, dv]; weights (optional)
-// [batch * batch_heads, nq, nk] receive the attention distribution before dropout.
-// The mask must already be validated against (batch, nq, nk, batch_heads).
-void attend(const ScoreFiller& fill_scores, ConstBatch v, const AttentionOptions& options,
-            Index batch_heads, MutableBatch output, const MutableBatch* weights);
+// v [batch, nk, dv] -> output [batch, nq, dv]; weights (optional) [batch, nq, nk] receive the
+// attention distribution before dropout. The mask must already be validated.
+void attention_unfused(const ScoreFiller& fill_scores, ConstBatch v,
+                       const AttentionOptions& options, MutableBatch output,
+                       const MutableBatch* weights);
 
 }  // namespace attn::detail
