@@ -29,7 +29,7 @@ Status kernelRegression(TensorArg keys, TensorArg values, TensorArg queries, std
     // Straight into the JS-owned buffers; weights (m x n) only when JS passed a buffer for them.
     attn::MatrixMap weight_map = weights.out()[0];
     attn::kernel_regression(keys.matrix(), values.matrix(), queries.matrix(),
-                            attn::parse_kernel(kernel), bandwidth, out.out()[0],
+                            attn::parse_similarity(kernel), bandwidth, out.out()[0],
                             weights.data ? &weight_map : nullptr);
   });
 }
@@ -39,7 +39,7 @@ Status leaveOneOut(TensorArg keys, TensorArg values, std::string kernel, uintptr
   return guarded([&] {
     const auto* first = reinterpret_cast<const float*>(bandwidths);
     const auto search = attn::leave_one_out(keys.matrix(), values.matrix(),
-                                            attn::parse_kernel(kernel), {first, first + count});
+                                            attn::parse_similarity(kernel), {first, first + count});
     std::copy(search.errors.begin(), search.errors.end(), reinterpret_cast<float*>(errors_out));
     *reinterpret_cast<float*>(best_out) = search.best;
   });
@@ -49,7 +49,7 @@ Status leaveOneOut(TensorArg keys, TensorArg values, std::string kernel, uintptr
 Status kernelValues(std::string kernel, uintptr_t distances, int count, float bandwidth) {
   return guarded([&] {
     auto* data = reinterpret_cast<float*>(distances);
-    attn::kernel_values(attn::parse_kernel(kernel), data, count, bandwidth, data);
+    attn::similarity_values(attn::parse_similarity(kernel), data, count, bandwidth, data);
   });
 }
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attn/multi_head_attention.hpp"
+#include "attn/state_dict.hpp"
 
 namespace attn::detail {
 

@@ -2,7 +2,7 @@
 // Independent double-precision references for the attn core, and the helpers the tests share.
 //
 // Every reference is a plain loop over std::vector<double>; none of them calls the library
-// (attn::Mask and attn::Kernel are read only as descriptions of the input). Inputs are drawn in
+// (attn::Mask and attn::Similarity are read only as descriptions of the input). Inputs are drawn in
 // float and widened exactly, so the library and the reference see the same numbers and every
 // difference is the library's float arithmetic (or a bug).
 
@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "attn/kernel_regression.hpp"
-#include "attn/kernels.hpp"
 #include "attn/mask.hpp"
+#include "attn/similarity.hpp"
 #include "attn/tensor.hpp"
 
 namespace ref {
@@ -202,7 +202,7 @@ inline void check_close(const attn::Matrix& got, const Mat& expected, Tolerance 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Kernel regression
+// Similarity regression
 
 // Every row of a [B, rows, cols] tensor of weights sums to 1.
 inline void check_rows_sum_to_one(const attn::Tensor3& p) {
@@ -216,16 +216,16 @@ inline void check_rows_sum_to_one(const attn::Tensor3& p) {
   }
 }
 
-inline double kernel_value(attn::Kernel kernel, double d, double sigma) {
+inline double similarity_value(attn::Similarity kernel, double d, double sigma) {
   const double u = d / sigma;
   switch (kernel) {
-    case attn::Kernel::Gaussian:
+    case attn::Similarity::Gaussian:
       return std::exp(-u * u / 2.0);
-    case attn::Kernel::Boxcar:
+    case attn::Similarity::Boxcar:
       return u <= 1.0 ? 1.0 : 0.0;
-    case attn::Kernel::Epanechnikov:
+    case attn::Similarity::Epanechnikov:
       return std::max(0.0, 1.0 - u);
-    case attn::Kernel::Constant:
+    case attn::Similarity::Constant:
       return 1.0;
   }
   return kNaN;
@@ -250,20 +250,20 @@ struct Regression {
 // normalisation, and the nearest key keeps weight 1 where exp(-d^2 / (2 sigma^2)) would be 0 for
 // every key (d / sigma > ~38 in double).
 inline std::vector<double> kernel_row(const Mat& queries, Index q, const Mat& keys,
-                                      attn::Kernel kernel, double sigma, Index skip = -1) {
+                                      attn::Similarity kernel, double sigma, Index skip = -1) {
   std::vector<double> w(static_cast<size_t>(keys.rows), 0.0);
   double max_log = -kInf;
   for (Index i = 0; i < keys.rows; ++i) {
     if (i == skip) continue;
     const double d = distance(queries, q, keys, i);
-    if (kernel == attn::Kernel::Gaussian) {
+    if (kernel == attn::Similarity::Gaussian) {
       w[static_cast<size_t>(i)] = -d * d / (2.0 * sigma * sigma);
       max_log = std::max(max_log, w[static_cast<size_t>(i)]);
     } else {
-      w[static_cast<size_t>(i)] = kernel_value(kernel, d, sigma);
+      w[static_cast<size_t>(i)] = similarity_value(kernel, d, sigma);
     }
   }
-  if (kernel == attn::Kernel::Gaussian) {
+  if (kernel == attn::Similarity::Gaussian) {
     for (Index i = 0; i < keys.rows; ++i) {
       double& x = w[static_cast<size_t>(i)];
       x = i == skip || max_log == -kInf ? 0.0 : std::exp(x - max_log);
@@ -274,7 +274,7 @@ inline std::vector<double> kernel_row(const Mat& queries, Index q, const Mat& ke
 
 // Nadaraya-Watson; a query with zero total weight gets zero weights and a NaN output.
 inline Regression nadaraya_watson(const Mat& keys, const Mat& values, const Mat& queries,
-                                  attn::Kernel kernel, double sigma) {
+                                  attn::Similarity kernel, double sigma) {
   Regression r{Mat(queries.rows, values.cols), Mat(queries.rows, keys.rows)};
   for (Index q = 0; q < queries.rows; ++q) {
     const std::vector<double> w = kernel_row(queries, q, keys, kernel, sigma);
@@ -297,16 +297,17 @@ struct LeaveOneOut {
   double best;
 };
 
-inline const attn::Kernel kAllKernels[] = {attn::Kernel::Gaussian, attn::Kernel::Boxcar,
-                                           attn::Kernel::Epanechnikov, attn::Kernel::Constant};
+inline const attn::Similarity kAllKernels[] = {attn::Similarity::Gaussian, attn::Similarity::Boxcar,
+                                               attn::Similarity::Epanechnikov,
+                                               attn::Similarity::Constant};
 
 // kernel_regression against nadaraya_watson for every kernel and each bandwidth.
 inline void check_kernel_regression(const attn::Matrix& keys, const attn::Matrix& values,
                                     const attn::Matrix& queries,
                                     std::initializer_list<float> bandwidths) {
-  for (attn::Kernel kernel : kAllKernels) {
+  for (attn::Similarity kernel : kAllKernels) {
     for (float sigma : bandwidths) {
-      CAPTURE(attn::kernel_name(kernel), sigma);
+      CAPTURE(attn::similarity_name(kernel), sigma);
       const auto got = attn::kernel_regression(keys, values, queries, kernel, sigma);
       const auto expected =
           nadaraya_watson(to_double(keys), to_double(values), to_double(queries), kernel, sigma);
@@ -316,7 +317,7 @@ inline void check_kernel_regression(const attn::Matrix& keys, const attn::Matrix
   }
 }
 
-inline LeaveOneOut leave_one_out(const Mat& keys, const Mat& values, attn::Kernel kernel,
+inline LeaveOneOut leave_one_out(const Mat& keys, const Mat& values, attn::Similarity kernel,
                                  const std::vector<double>& bandwidths) {
   LeaveOneOut r{{}, kNaN};
   double best_error = kInf;

@@ -57,15 +57,16 @@ Catch::Matchers::StdString::RegexMatcher names(const std::string& name) {
 // Kernels and kernel regression
 
 TEST_CASE("An unknown kernel name is rejected naming kernel and the accepted names", "[errors]") {
-  REQUIRE_INVALID(attn::parse_kernel("gauss"), names("kernel") && Contains("gaussian"));
-  REQUIRE_INVALID(attn::parse_kernel(""), names("kernel"));
-  REQUIRE_INVALID(attn::parse_kernel("Gaussian"), names("kernel"));
+  REQUIRE_INVALID(attn::parse_similarity("gauss"), names("kernel") && Contains("gaussian"));
+  REQUIRE_INVALID(attn::parse_similarity(""), names("kernel"));
+  REQUIRE_INVALID(attn::parse_similarity("Gaussian"), names("kernel"));
 }
 
-TEST_CASE("kernel_value rejects a bandwidth that is not finite and positive", "[errors]") {
+TEST_CASE("similarity_value rejects a bandwidth that is not finite and positive", "[errors]") {
   for (float sigma : {0.0f, -1.0f, kNaN, kInf}) {
     CAPTURE(sigma);
-    REQUIRE_INVALID(attn::kernel_value(attn::Kernel::Gaussian, 1.0f, sigma), names("bandwidth"));
+    REQUIRE_INVALID(attn::similarity_value(attn::Similarity::Gaussian, 1.0f, sigma),
+                    names("bandwidth"));
   }
 }
 
@@ -75,7 +76,7 @@ TEST_CASE("kernel_regression rejects mismatched shapes and bad bandwidths", "[er
   const Matrix queries = ref::random_matrix(3, 2, 3);
   const Matrix short_values = ref::random_matrix(4, 1, 4);
   const Matrix wide_queries = ref::random_matrix(3, 3, 5);
-  const auto gaussian = attn::Kernel::Gaussian;
+  const auto gaussian = attn::Similarity::Gaussian;
   REQUIRE_INVALID(attn::kernel_regression(keys, short_values, queries, gaussian, 1.0f),
                   names("values"));
   REQUIRE_INVALID(attn::kernel_regression(keys, values, wide_queries, gaussian, 1.0f),
@@ -91,7 +92,7 @@ TEST_CASE("leave_one_out rejects mismatched shapes and bad bandwidth lists", "[e
   const Matrix keys = ref::random_matrix(5, 1, 6);
   const Matrix values = ref::random_matrix(5, 1, 7);
   const Matrix short_values = ref::random_matrix(3, 1, 8);
-  const auto gaussian = attn::Kernel::Gaussian;
+  const auto gaussian = attn::Similarity::Gaussian;
   REQUIRE_INVALID(attn::leave_one_out(keys, short_values, gaussian, std::vector<float>{1.0f}),
                   names("values"));
   REQUIRE_INVALID(attn::leave_one_out(keys, values, gaussian, std::vector<float>{}),

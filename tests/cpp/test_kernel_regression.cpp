@@ -10,8 +10,8 @@
 #include "reference.hpp"
 
 using attn::Index;
-using attn::Kernel;
 using attn::Matrix;
+using attn::Similarity;
 
 namespace {
 
@@ -44,8 +44,8 @@ TEST_CASE("Nadaraya-Watson matches the reference on vector keys and values", "[r
   const Matrix keys = ref::random_matrix(25, 4, 4);
   const Matrix values = ref::random_matrix(25, 3, 5);
   const Matrix queries = ref::random_matrix(8, 4, 6);
-  for (Kernel kernel : ref::kAllKernels) {
-    CAPTURE(attn::kernel_name(kernel));
+  for (Similarity kernel : ref::kAllKernels) {
+    CAPTURE(attn::similarity_name(kernel));
     const auto got = attn::kernel_regression(keys, values, queries, kernel, 1.25f);
     const auto expected = ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values),
                                                ref::to_double(queries), kernel, 1.25);
@@ -58,12 +58,12 @@ TEST_CASE("Nadaraya-Watson matches the reference on vector keys and values", "[r
   }
 }
 
-TEST_CASE("Kernel regression weights are non-negative and each row sums to 1", "[regression]") {
+TEST_CASE("Similarity regression weights are non-negative and each row sums to 1", "[regression]") {
   const Matrix keys = ref::random_matrix(40, 2, 7);
   const Matrix values = ref::random_matrix(40, 1, 8);
   const Matrix queries = ref::random_matrix(10, 2, 9, -0.5f, 0.5f);
-  for (Kernel kernel : ref::kAllKernels) {
-    CAPTURE(attn::kernel_name(kernel));
+  for (Similarity kernel : ref::kAllKernels) {
+    CAPTURE(attn::similarity_name(kernel));
     // sigma = 3 exceeds every distance in [-1, 1]^2, so every query reaches some key.
     const auto got = attn::kernel_regression(keys, values, queries, kernel, 3.0f);
     for (Index i = 0; i < got.weights.rows(); ++i) {
@@ -78,7 +78,7 @@ TEST_CASE("The constant kernel averages the values", "[regression]") {
   const Matrix keys = ref::random_matrix(17, 3, 10);
   const Matrix values = ref::random_matrix(17, 2, 11, -5.0f, 5.0f);
   const Matrix queries = ref::random_matrix(4, 3, 12, -10.0f, 10.0f);
-  const auto got = attn::kernel_regression(keys, values, queries, Kernel::Constant, 0.01f);
+  const auto got = attn::kernel_regression(keys, values, queries, Similarity::Constant, 0.01f);
   ref::Mat expected(4, 2);
   for (Index c = 0; c < 2; ++c) {
     double mean = 0.0;
@@ -97,8 +97,8 @@ TEST_CASE("A query that no key reaches has zero weights and a NaN output", "[reg
   values << 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f;
   Matrix queries(2, 1);
   queries << 1.0f, 10.0f;  // the first sits on a key, the second is far from all of them
-  for (Kernel kernel : {Kernel::Boxcar, Kernel::Epanechnikov}) {
-    CAPTURE(attn::kernel_name(kernel));
+  for (Similarity kernel : {Similarity::Boxcar, Similarity::Epanechnikov}) {
+    CAPTURE(attn::similarity_name(kernel));
     const auto got = attn::kernel_regression(keys, values, queries, kernel, 1e-3f);
     // Reached: only key 1, with weight 1.
     CHECK(got.weights(0, 0) == 0.0f);
@@ -117,8 +117,8 @@ TEST_CASE("Leave-one-out errors match the reference and best is their argmin", "
   const Matrix keys = ref::random_matrix(20, 2, 13);
   const Matrix values = ref::random_matrix(20, 2, 14);
   const std::vector<float> bandwidths = {0.3f, 0.5f, 0.8f, 1.2f, 2.0f, 5.0f};
-  for (Kernel kernel : {Kernel::Gaussian, Kernel::Epanechnikov, Kernel::Boxcar}) {
-    CAPTURE(attn::kernel_name(kernel));
+  for (Similarity kernel : {Similarity::Gaussian, Similarity::Epanechnikov, Similarity::Boxcar}) {
+    CAPTURE(attn::similarity_name(kernel));
     const auto got = attn::leave_one_out(keys, values, kernel, bandwidths);
     const auto expected =
         ref::leave_one_out(ref::to_double(keys), ref::to_double(values), kernel, widen(bandwidths));
@@ -146,9 +146,9 @@ TEST_CASE("Leave-one-out picks an interior bandwidth for f(x) = 2 sin x + x", "[
     y(i, 0) = 2.0f * std::sin(x(i, 0)) + x(i, 0) + noise[static_cast<size_t>(i)];
   }
   const std::vector<float> grid = log_grid(0.02, 20.0, 13);
-  const auto got = attn::leave_one_out(x, y, Kernel::Gaussian, grid);
+  const auto got = attn::leave_one_out(x, y, Similarity::Gaussian, grid);
   const auto expected =
-      ref::leave_one_out(ref::to_double(x), ref::to_double(y), Kernel::Gaussian, widen(grid));
+      ref::leave_one_out(ref::to_double(x), ref::to_double(y), Similarity::Gaussian, widen(grid));
   ref::check_close(got.errors.data(), expected.errors.data(), grid.size(), ref::kSum, "errors");
 
   const size_t best = argmin(got.errors);
@@ -163,7 +163,7 @@ TEST_CASE("Leave-one-out takes the first bandwidth on ties", "[regression]") {
   // The constant kernel ignores the bandwidth: every error is the same.
   const Matrix keys = ref::random_matrix(6, 1, 15);
   const Matrix values = ref::random_matrix(6, 1, 16);
-  const auto got = attn::leave_one_out(keys, values, Kernel::Constant, {3.0f, 1.0f, 2.0f});
+  const auto got = attn::leave_one_out(keys, values, Similarity::Constant, {3.0f, 1.0f, 2.0f});
   REQUIRE(got.errors.size() == 3);
   CHECK(got.errors[0] == got.errors[1]);
   CHECK(got.errors[1] == got.errors[2]);
@@ -175,7 +175,7 @@ TEST_CASE("A bandwidth that leaves a key without neighbours has infinite error",
   Matrix keys(4, 1), values(4, 1);
   keys << 0.0f, 1.0f, 2.0f, 3.0f;
   values << 1.0f, 2.0f, 4.0f, 8.0f;
-  const auto got = attn::leave_one_out(keys, values, Kernel::Boxcar, {0.5f, 1.0f});
+  const auto got = attn::leave_one_out(keys, values, Similarity::Boxcar, {0.5f, 1.0f});
   REQUIRE(got.errors.size() == 2);
   CHECK(std::isinf(got.errors[0]));
   CHECK(got.errors[0] > 0.0f);
@@ -183,7 +183,7 @@ TEST_CASE("A bandwidth that leaves a key without neighbours has infinite error",
   CHECK_THAT(got.errors[1], Catch::Matchers::WithinRel(4.5625, 1e-6));
   CHECK(got.best == 1.0f);
 
-  const auto none = attn::leave_one_out(keys, values, Kernel::Boxcar, {0.25f, 0.5f});
+  const auto none = attn::leave_one_out(keys, values, Similarity::Boxcar, {0.25f, 0.5f});
   CHECK(std::isinf(none.errors[0]));
   CHECK(std::isinf(none.errors[1]));
   CHECK(std::isnan(none.best));
@@ -193,15 +193,16 @@ TEST_CASE("Leave-one-out with a single key has nothing to leave out", "[regressi
   Matrix keys(1, 1), values(1, 1);
   keys << 0.5f;
   values << 2.0f;
-  const auto got = attn::leave_one_out(keys, values, Kernel::Gaussian, {1.0f, 2.0f});
+  const auto got = attn::leave_one_out(keys, values, Similarity::Gaussian, {1.0f, 2.0f});
   CHECK(std::isnan(got.best));
 }
 
-TEST_CASE("Kernel regression with no keys has nothing to average and gives NaN", "[regression]") {
+TEST_CASE("Similarity regression with no keys has nothing to average and gives NaN",
+          "[regression]") {
   // The header's rule for a query that no key reaches, applied to n = 0.
   const Matrix keys(0, 2), values(0, 3);
   const Matrix queries = ref::random_matrix(2, 2, 17);
-  const auto got = attn::kernel_regression(keys, values, queries, Kernel::Gaussian, 1.0f);
+  const auto got = attn::kernel_regression(keys, values, queries, Similarity::Gaussian, 1.0f);
   REQUIRE(got.weights.rows() == 2);
   REQUIRE(got.weights.cols() == 0);
   REQUIRE(got.output.rows() == 2);
@@ -223,7 +224,7 @@ TEST_CASE("A far query with a small Gaussian bandwidth gets the nearest key's va
   queries << 3.0f;
   for (float sigma : {0.05f, 1e-3f, 1e-20f, std::numeric_limits<float>::denorm_min()}) {
     CAPTURE(sigma);
-    const auto got = attn::kernel_regression(keys, values, queries, Kernel::Gaussian, sigma);
+    const auto got = attn::kernel_regression(keys, values, queries, Similarity::Gaussian, sigma);
     CHECK(got.output(0, 0) == 2.0f);
     CHECK(got.weights(0, 0) == 0.0f);
     CHECK(got.weights(0, 1) == 0.0f);
@@ -243,7 +244,7 @@ TEST_CASE("Two Gaussian keys far from the query match the logistic closed form",
     CAPTURE(sigma);
     const double s2 = 2.0 * static_cast<double>(sigma) * static_cast<double>(sigma);
     const double w1 = 1.0 / (1.0 + std::exp(-1999.0 / s2));
-    const auto got = attn::kernel_regression(keys, values, queries, Kernel::Gaussian, sigma);
+    const auto got = attn::kernel_regression(keys, values, queries, Similarity::Gaussian, sigma);
     CHECK_THAT(got.weights(0, 1), Catch::Matchers::WithinRel(w1, 1e-6));
     CHECK_THAT(got.weights(0, 0), Catch::Matchers::WithinRel(1.0 - w1, 1e-5));
     CHECK_THAT(got.output(0, 0), Catch::Matchers::WithinRel(-3.0 * (1.0 - w1) + 4.0 * w1, 1e-5));
@@ -256,7 +257,7 @@ TEST_CASE("A query midway between two keys takes their mean as sigma goes to 0",
   keys << -1.0f, 1.0f, 4.0f;
   values << 2.0f, 7.0f, 100.0f;
   queries << 0.0f;  // keys -1 and 1 tie at distance 1
-  const auto got = attn::kernel_regression(keys, values, queries, Kernel::Gaussian, 1e-4f);
+  const auto got = attn::kernel_regression(keys, values, queries, Similarity::Gaussian, 1e-4f);
   CHECK(got.output(0, 0) == 4.5f);
   CHECK(got.weights(0, 0) == 0.5f);
   CHECK(got.weights(0, 1) == 0.5f);
@@ -271,9 +272,10 @@ TEST_CASE("Gaussian regression matches the log-sum-exp reference for tiny bandwi
   const Matrix queries = ref::random_matrix(9, 2, 20, -2.0f, 2.0f);
   for (float sigma : log_grid(1e-6, 10.0, 15)) {
     CAPTURE(sigma);
-    const auto got = attn::kernel_regression(keys, values, queries, Kernel::Gaussian, sigma);
-    const auto expected = ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values),
-                                               ref::to_double(queries), Kernel::Gaussian, sigma);
+    const auto got = attn::kernel_regression(keys, values, queries, Similarity::Gaussian, sigma);
+    const auto expected =
+        ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values), ref::to_double(queries),
+                             Similarity::Gaussian, sigma);
     REQUIRE(got.output.allFinite());
     ref::check_close(got.weights, expected.weights, ref::kTight, "weights");
     ref::check_close(got.output, expected.output, ref::kSum, "output");
@@ -287,7 +289,7 @@ TEST_CASE("Leave-one-out scores small Gaussian bandwidths by the nearest neighbo
   keys << 0.0f, 1.0f, 3.0f, 6.0f;
   values << 1.0f, -2.0f, 0.5f, 4.0f;
   const double nearest_error = (9.0 + 9.0 + 6.25 + 12.25) / 4.0;
-  const auto got = attn::leave_one_out(keys, values, Kernel::Gaussian, {0.02f, 1e-3f, 1e-30f});
+  const auto got = attn::leave_one_out(keys, values, Similarity::Gaussian, {0.02f, 1e-3f, 1e-30f});
   for (float error : got.errors) CHECK_THAT(error, Catch::Matchers::WithinRel(nearest_error, 1e-6));
   CHECK(got.best == 0.02f);  // the first of three equal errors
 }
@@ -299,9 +301,9 @@ TEST_CASE("Leave-one-out picks a small Gaussian bandwidth when it predicts best"
   Matrix keys(6, 1), values(6, 1);
   keys << 0.0f, 0.01f, 5.0f, 5.01f, 10.0f, 10.01f;
   values << 1.0f, 1.0f, 7.0f, 7.0f, -3.0f, -3.0f;
-  const auto got = attn::leave_one_out(keys, values, Kernel::Gaussian, {2.0f, 5e-4f});
+  const auto got = attn::leave_one_out(keys, values, Similarity::Gaussian, {2.0f, 5e-4f});
   const auto expected = ref::leave_one_out(ref::to_double(keys), ref::to_double(values),
-                                           Kernel::Gaussian, {2.0, static_cast<double>(5e-4f)});
+                                           Similarity::Gaussian, {2.0, static_cast<double>(5e-4f)});
   CHECK(got.errors[1] == 0.0f);
   CHECK(got.errors[0] > 0.1f);  // clearly worse than 0
   CHECK_THAT(got.errors[0], Catch::Matchers::WithinRel(expected.errors[0], 1e-5));
@@ -316,8 +318,8 @@ TEST_CASE("Leave-one-out ranks the finite errors when compact kernels leave keys
   keys << 0.0f, 1.0f, 3.0f, 10.0f;
   values << 1.0f, 2.0f, 4.0f, 8.0f;
   const std::vector<float> bandwidths = {0.5f, 8.0f, 2.0f, 20.0f, 7.5f};
-  for (Kernel kernel : {Kernel::Boxcar, Kernel::Epanechnikov}) {
-    CAPTURE(attn::kernel_name(kernel));
+  for (Similarity kernel : {Similarity::Boxcar, Similarity::Epanechnikov}) {
+    CAPTURE(attn::similarity_name(kernel));
     const auto got = attn::leave_one_out(keys, values, kernel, bandwidths);
     const auto expected =
         ref::leave_one_out(ref::to_double(keys), ref::to_double(values), kernel, widen(bandwidths));
@@ -336,13 +338,13 @@ TEST_CASE("Leave-one-out ranks the finite errors when compact kernels leave keys
 // ---------------------------------------------------------------------------------------------
 // Weights only on request
 
-TEST_CASE("Kernel regression without weights gives the same output and no m x n matrix",
+TEST_CASE("Similarity regression without weights gives the same output and no m x n matrix",
           "[regression]") {
   const Matrix keys = ref::random_matrix(20, 3, 21);
   const Matrix values = ref::random_matrix(20, 2, 22);
   const Matrix queries = ref::random_matrix(7, 3, 23);
-  for (Kernel kernel : ref::kAllKernels) {
-    CAPTURE(attn::kernel_name(kernel));
+  for (Similarity kernel : ref::kAllKernels) {
+    CAPTURE(attn::similarity_name(kernel));
     const auto with = attn::kernel_regression(keys, values, queries, kernel, 0.7f, true);
     const auto without = attn::kernel_regression(keys, values, queries, kernel, 0.7f, false);
     CHECK(without.weights.size() == 0);
@@ -356,23 +358,23 @@ TEST_CASE("Kernel regression without weights gives the same output and no m x n 
   }
 }
 
-TEST_CASE("Kernel regression into caller buffers checks their shapes", "[regression]") {
+TEST_CASE("Similarity regression into caller buffers checks their shapes", "[regression]") {
   const Matrix keys = ref::random_matrix(5, 2, 24);
   const Matrix values = ref::random_matrix(5, 3, 25);
   const Matrix queries = ref::random_matrix(4, 2, 26);
   std::vector<float> out(4 * 3), w(4 * 5);
   attn::MatrixMap output(out.data(), 4, 3), weights(w.data(), 4, 5);
-  attn::kernel_regression(keys, values, queries, Kernel::Gaussian, 1.0f, output, &weights);
+  attn::kernel_regression(keys, values, queries, Similarity::Gaussian, 1.0f, output, &weights);
   const auto expected = ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values),
-                                             ref::to_double(queries), Kernel::Gaussian, 1.0);
+                                             ref::to_double(queries), Similarity::Gaussian, 1.0);
   ref::check_close(Matrix(output), expected.output, ref::kSum, "output");
   ref::check_close(Matrix(weights), expected.weights, ref::kTight, "weights");
 
   attn::MatrixMap short_output(out.data(), 3, 3), wide_weights(w.data(), 4, 4);
   CHECK_THROWS_AS(
-      attn::kernel_regression(keys, values, queries, Kernel::Gaussian, 1.0f, short_output),
+      attn::kernel_regression(keys, values, queries, Similarity::Gaussian, 1.0f, short_output),
       std::invalid_argument);
-  CHECK_THROWS_WITH(
-      attn::kernel_regression(keys, values, queries, Kernel::Gaussian, 1.0f, output, &wide_weights),
-      Catch::Matchers::StartsWith("weights"));
+  CHECK_THROWS_WITH(attn::kernel_regression(keys, values, queries, Similarity::Gaussian, 1.0f,
+                                            output, &wide_weights),
+                    Catch::Matchers::StartsWith("weights"));
 }

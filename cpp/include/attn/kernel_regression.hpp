@@ -1,14 +1,15 @@
 #pragma once
-// Nadaraya-Watson kernel regression: attention pooling whose weights come from a kernel.
+// Nadaraya-Watson kernel regression: attention pooling whose weights come from a similarity
+// kernel (attn/similarity.hpp).
 
 #include <vector>
 
-#include "attn/kernels.hpp"
+#include "attn/similarity.hpp"
 #include "attn/tensor.hpp"
 
 namespace attn {
 
-// f(q) = sum_i alpha(q, k_i) v_i / sum_j alpha(q, k_j) with alpha from `kernel`, d = ||q - k||.
+// f(q) = sum_i alpha(q, k_i) v_i / sum_j alpha(q, k_j) with alpha from `similarity`, d = ||q - k||.
 // keys [n, dx], values [n, dy], queries [m, dx] -> output [m, dy]; weights [m, n] (each row sums
 // to 1, or is all zeros, see below) are written only when `weights` is non-null, and nothing of
 // size m x n is allocated otherwise: the estimate is computed one query at a time.
@@ -21,7 +22,7 @@ namespace attn {
 // Throws std::invalid_argument on mismatched shapes (of the inputs, `output` or `weights`) or a
 // bandwidth that is not finite and > 0.
 void kernel_regression(const MatrixRef& keys, const MatrixRef& values, const MatrixRef& queries,
-                       Kernel kernel, float bandwidth, MatrixMap output,
+                       Similarity similarity, float bandwidth, MatrixMap output,
                        MatrixMap* weights = nullptr);
 
 struct KernelRegression {
@@ -31,7 +32,7 @@ struct KernelRegression {
 
 // The same, into fresh matrices.
 KernelRegression kernel_regression(const MatrixRef& keys, const MatrixRef& values,
-                                   const MatrixRef& queries, Kernel kernel, float bandwidth,
+                                   const MatrixRef& queries, Similarity similarity, float bandwidth,
                                    bool need_weights = true);
 
 struct BandwidthSearch {
@@ -47,7 +48,7 @@ struct BandwidthSearch {
 // where nothing can be left out), `best` is NaN.
 // Throws std::invalid_argument on mismatched shapes, an empty bandwidth list or a bandwidth that
 // is not finite and > 0.
-BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Kernel kernel,
+BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Similarity similarity,
                               const std::vector<float>& bandwidths);
 
 }  // namespace attn

@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "attn/attention.hpp"
+#include "attn/detail/projection_weight.hpp"
 #include "attn/kv_cache.hpp"
 #include "attn/mask.hpp"
+#include "attn/state_dict.hpp"
 #include "attn/tensor.hpp"
 
 namespace attn {
@@ -37,31 +39,12 @@ struct MultiHeadForwardOptions {
   }
 };
 
-struct ParameterSpec {
-  std::string name;  // PyTorch state-dict name
-  std::vector<Index> shape;
-};
-
-// A state-dict entry: a parameter (or its gradient) under its PyTorch name, row-major.
-struct NamedTensor {
-  std::string name;
-  std::vector<Index> shape;
-  std::vector<float> data;
-};
-
 // Gradients of sum(output * grad_output): with respect to the three inputs, and to every
 // parameter under the name parameters() lists. For self-attention (one tensor passed three
 // times) the gradient with respect to that tensor is d_query + d_key + d_value.
 struct MultiHeadGradients {
   Tensor3 d_query, d_key, d_value;
   std::vector<NamedTensor> d_parameters;
-};
-
-// A projection weight [out, in] in PyTorch's layout, and the GEMM's packed panels of its
-// transpose, packed once when the weight is set rather than on every forward.
-struct ProjectionWeight {
-  Matrix weight;
-  std::vector<float> panels;
 };
 
 class MultiHeadAttention {
@@ -144,7 +127,7 @@ class MultiHeadAttention {
                                  const Vector& b_v, const Vector& b_out) const;
 
   MultiHeadConfig config_;
-  ProjectionWeight w_q_, w_k_, w_v_, w_out_;
+  detail::ProjectionWeight w_q_, w_k_, w_v_, w_out_;
   Vector b_q_, b_k_, b_v_, b_out_;  // zero when !config.bias
 };
 

@@ -36,8 +36,8 @@
 #include <string>
 #include <vector>
 
-#include "attn/multi_head_attention.hpp"  // NamedTensor, ParameterSpec
 #include "attn/optim.hpp"
+#include "attn/state_dict.hpp"
 #include "attn/tensor.hpp"
 
 namespace attn {

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "checks.hpp"
-#include "similarity_kernels.hpp"
+#include "similarity.hpp"
 
 namespace attn {
 
@@ -53,16 +53,16 @@ void gaussian_row(const ConstRowRef& query, const MatrixRef& keys, float bandwid
   }
 }
 
-// Normalised kernel weights of one query against every key except `skip` (leave-one-out), in
+// Normalised similarity weights of one query against every key except `skip` (leave-one-out), in
 // `row` [n]. Returns false, with `row` all zeros, when no key reaches the query.
-bool weights_row(const ConstRowRef& query, const MatrixRef& keys, Kernel kernel, float bandwidth,
-                 Index skip, RowRef row) {
-  if (kernel == Kernel::Gaussian) {
+bool weights_row(const ConstRowRef& query, const MatrixRef& keys, Similarity similarity,
+                 float bandwidth, Index skip, RowRef row) {
+  if (similarity == Similarity::Gaussian) {
     gaussian_row(query, keys, bandwidth, skip, row);
   } else {
     for (Index j = 0; j < keys.rows(); ++j) {
       const float distance = (keys.row(j) - query).norm();
-      row(j) = detail::kernel_of_scaled_distance(kernel, distance / bandwidth);
+      row(j) = detail::similarity_of_scaled_distance(similarity, distance / bandwidth);
     }
   }
   if (skip != kNoKey) row(skip) = 0.0f;  // (the Gaussian row has it already)
@@ -78,8 +78,9 @@ bool weights_row(const ConstRowRef& query, const MatrixRef& keys, Kernel kernel,
 // One query's estimate in `output` [dy], its normalised weights in `weights` [n]: the weighted
 // mean of the values, or NaN when no key reaches the query. Returns whether one did.
 bool estimate_row(const ConstRowRef& query, const MatrixRef& keys, const MatrixRef& values,
-                  Kernel kernel, float bandwidth, Index skip, RowRef weights, RowRef output) {
-  const bool reached = weights_row(query, keys, kernel, bandwidth, skip, weights);
+                  Similarity similarity, float bandwidth, Index skip, RowRef weights,
+                  RowRef output) {
+  const bool reached = weights_row(query, keys, similarity, bandwidth, skip, weights);
   if (reached) {
     output.noalias() = weights * values;
   } else {
@@ -91,7 +92,8 @@ bool estimate_row(const ConstRowRef& query, const MatrixRef& keys, const MatrixR
 }  // namespace
 
 void kernel_regression(const MatrixRef& keys, const MatrixRef& values, const MatrixRef& queries,
-                       Kernel kernel, float bandwidth, MatrixMap output, MatrixMap* weights) {
+                       Similarity similarity, float bandwidth, MatrixMap output,
+                       MatrixMap* weights) {
   check_keys_values(keys, values);
   detail::require_shape("queries", {-1, keys.cols()}, detail::shape_of(queries));
   detail::require_positive_finite("bandwidth", bandwidth);
@@ -104,27 +106,27 @@ void kernel_regression(const MatrixRef& keys, const MatrixRef& values, const Mat
     auto out = output.row(i);
     if (weights) {
       auto row = weights->row(i);
-      estimate_row(queries.row(i), keys, values, kernel, bandwidth, kNoKey, row, out);
+      estimate_row(queries.row(i), keys, values, similarity, bandwidth, kNoKey, row, out);
     } else {
-      estimate_row(queries.row(i), keys, values, kernel, bandwidth, kNoKey, scratch, out);
+      estimate_row(queries.row(i), keys, values, similarity, bandwidth, kNoKey, scratch, out);
     }
   }
 }
 
 KernelRegression kernel_regression(const MatrixRef& keys, const MatrixRef& values,
-                                   const MatrixRef& queries, Kernel kernel, float bandwidth,
+                                   const MatrixRef& queries, Similarity similarity, float bandwidth,
                                    bool need_weights) {
   KernelRegression result;  // sized from the inputs; the call below checks that they fit
   result.output.resize(queries.rows(), values.cols());
   if (need_weights) result.weights.resize(queries.rows(), keys.rows());
   MatrixMap output(result.output.data(), result.output.rows(), result.output.cols());
   MatrixMap weights(result.weights.data(), result.weights.rows(), result.weights.cols());
-  kernel_regression(keys, values, queries, kernel, bandwidth, output,
+  kernel_regression(keys, values, queries, similarity, bandwidth, output,
                     need_weights ? &weights : nullptr);
   return result;
 }
 
-BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Kernel kernel,
+BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Similarity similarity,
                               const std::vector<float>& bandwidths) {
   check_keys_values(keys, values);
   if (bandwidths.empty()) detail::fail("bandwidths", "at least one bandwidth", "none");
@@ -138,7 +140,7 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Ke
     // Summed in double: n squared errors of similar size would lose ~log2(n) bits in float.
     double total = n >= 2 ? 0.0 : double{kInfinity};
     for (Index i = 0; i < n; ++i) {
-      if (!estimate_row(keys.row(i), keys, values, kernel, bandwidth, i, weights, prediction)) {
+      if (!estimate_row(keys.row(i), keys, values, similarity, bandwidth, i, weights, prediction)) {
         total = double{kInfinity};  // key i has no estimate: this bandwidth cannot be scored
         break;
       }

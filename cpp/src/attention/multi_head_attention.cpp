@@ -14,13 +14,14 @@ namespace attn {
 
 namespace {
 
-ProjectionWeight projection(Matrix weight) {
+detail::ProjectionWeight projection(Matrix weight) {
   std::vector<float> panels = detail::pack_transposed(weight);
   return {std::move(weight), std::move(panels)};
 }
 
 // A weight [out, in] drawn from U(-bound, bound).
-ProjectionWeight uniform_weight(Index out, Index in, float bound, detail::RandomStream& random) {
+detail::ProjectionWeight uniform_weight(Index out, Index in, float bound,
+                                        detail::RandomStream& random) {
   Matrix weight(out, in);
   for (Index i = 0; i < weight.size(); ++i) {
     weight.data()[i] = (2.0f * random.next_uniform() - 1.0f) * bound;
@@ -35,7 +36,7 @@ float xavier_bound(Index fan_in, Index fan_out) {
 // x [B, n, in] -> x W^T + b as [B * n, out], W packed.
 ConstMatrixMap rows_of(ConstBatch x) { return {x.data, x.batch * x.rows, x.cols}; }
 
-Matrix project(ConstBatch x, const ProjectionWeight& weight, const Vector& bias) {
+Matrix project(ConstBatch x, const detail::ProjectionWeight& weight, const Vector& bias) {
   Matrix projected = detail::matmul_transposed_packed(rows_of(x), weight.panels, bias.size());
   projected.rowwise() += bias.transpose();
   return projected;
@@ -164,7 +165,7 @@ void MultiHeadAttention::reset_parameters(uint64_t seed) {
   if (packed()) {
     // PyTorch initialises the packed [3E, E] matrix as one, so its fan_out is 3E.
     const float bound = xavier_bound(e, 3 * e);
-    for (ProjectionWeight* weight : {&w_q_, &w_k_, &w_v_}) {
+    for (detail::ProjectionWeight* weight : {&w_q_, &w_k_, &w_v_}) {
       *weight = uniform_weight(e, e, bound, random);
     }
   } else {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -96,6 +97,7 @@ class FusedForward {
           f32_online_softmax_step(row(r), count, block_max[r], j0 == 0, row_max_[i], row_sum_[i]);
     }
     const float* exps = scores_.data();
+    assert(j0 + count <= kv_.stride);  // the pool loop reads V's panels up to key j0 + count
     kernel_table().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(), kv_.values, kv_.stride, j0,
                                   count, dv_, alpha, rows<Rows>(out + i0 * dv_, dv_).data());
     if (weights) keep_weights<Rows>(i0, j0, len, count, query_start, weights);
@@ -144,6 +146,9 @@ class FusedForward {
   template <int Rows>
   void score_masked(const RowMasks<Rows>& masks, Index i0, Index j0, Index count,
                     float (&block_max)[Rows]) {
+    // The score loop stores whole 16-key tiles: the row buffers hold kBlockKeys, and a block
+    // starts on a panel of packed K.
+    assert(count > 0 && count <= kBlockKeys && j0 % kTile == 0);
     kernel_table().score[Rows - 1](rows<Rows>(q_ + i0 * d_, d_).data(), kv_.keys + j0 * d_, d_,
                                    count, rows<Rows>(scores_.data(), kBlockKeys).data(), block_max);
     if (!masked_) return;
@@ -197,6 +202,8 @@ class FusedForward {
 void f32_attention_fused_packed(const float* q, const PackedKeysValues& kv, Index nq, Index nk,
                                 Index d, Index dv, const MaskContext& mask, float* out,
                                 float* weights, HiddenBlocks hidden_blocks) {
+  assert(nq >= 0 && nk >= 0 && d >= 0 && dv >= 0 && kv.stride >= nk);
+  assert((nq == 0 || dv == 0 || out) && (nk == 0 || (kv.keys && kv.values)));
   std::fill(out, out + nq * dv, 0.0f);
   if (nk == 0) return;  // no keys: the empty sum, as the unfused path gives
   FusedForward(q, kv, nq, nk, d, dv, mask, hidden_blocks).run(out, weights);

@@ -1,6 +1,7 @@
 #include "gemm.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <vector>
 
 #include "checks.hpp"
@@ -10,6 +11,7 @@ namespace attn::detail {
 
 void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed,
                      float scale) {
+  assert(k >= 0 && n >= 0 && ldb >= (transposed ? k : n));
   for (Index j0 = 0; j0 < n; j0 += kPanel) {
     const Index width = std::min(kPanel, n - j0);
     float* panel = packed + j0 * k;
@@ -33,6 +35,12 @@ void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transpose
 
 void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
                      Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
+  // The loop reads depth rows of every panel and writes n columns of m rows: the panels must be
+  // that deep, and rows of A and C must not overlap.
+  assert(m >= 0 && n >= 0 && depth >= 0);
+  assert(panel_stride >= depth * kPanel);
+  assert(m <= 1 || (lda >= depth && ldc >= n));
+  assert((m == 0 || n == 0) || (c && (depth == 0 || (a && packed))));
   kernel_table().gemm_panels(a, lda, m, depth, packed, panel_stride, n, c, ldc, accumulate);
 }
 
