@@ -13,8 +13,8 @@ import { urlState } from '../../ui/url-state.js';
 import { addEval, addProgress, compareLine, freshView, progressLine, startsNewRun, statsLine } from './compute.js';
 import { COMPARE_TEXT, TEXT } from './explanation.js';
 import { alignmentPlot, bleuPlot, lengthPlot, lossPlot, translationLines } from './plots.js';
-import { TASKS, taskNames } from './tasks.js';
-import { EPOCHS } from './trainer.js';
+import { TASKS, taskNames } from '../../../shared/translation/tasks.js';
+import { EPOCHS } from '../../../shared/translation/trainer.js';
 
 // Kept on the section element for the browser tests: the current model's latest figures.
 const RUN_DATA = ['firstLoss', 'loss', 'bleu', 'bleuSeconds', 'bleuCurve'];

@@ -18,8 +18,8 @@
 //                { type: 'error', message }
 
 import { loadAttention, readSafetensors } from 'attention-wasm';
-import { prepareTask, taskSpec } from './tasks.js';
-import { EPOCHS as TRAIN_EPOCHS, Trainer } from './trainer.js';
+import { prepareTask, taskSpec } from '../../../shared/translation/tasks.js';
+import { EPOCHS as TRAIN_EPOCHS, Trainer } from '../../../shared/translation/trainer.js';
 
 const SLICE_MS = 120;
 const PROBE_EVERY_MS = 400;

@@ -10,7 +10,7 @@
 // "j'ai perdu ."), and imperatives ("go ." -> "va !"); each can be negated (ne ... pas, with
 // un/une/des -> de under negation). Every English sentence has exactly one French translation.
 
-import { uniform } from '../../../shared/random.js';
+import { uniform } from '../random.js';
 import {
   ADJECTIVES_BY_KIND,
   ALLER,
