@@ -10,13 +10,13 @@
 //
 // Deterministic: a fixed data seed (tasks.js), model seed 0 and a fixed number of epochs, and the
 // scalar wasm build (no SIMD reassociation differences between machines), so a rerun writes the
-// same bytes. It uses the page's own modules (web/src/sections/bahdanau/), so the vocabularies
-// are the page's.
+// same bytes. It uses the modules the page's training worker uses (web/shared/translation/), so
+// the vocabularies are the page's.
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { loadAttention, writeSafetensors } from '../dist/index.js';
-import { prepareTask, taskNames } from '../web/src/sections/bahdanau/tasks.js';
-import { EPOCHS, MODEL, TRAINING, Trainer } from '../web/src/sections/bahdanau/trainer.js';
+import { prepareTask, taskNames } from '../web/shared/translation/tasks.js';
+import { EPOCHS, MODEL, TRAINING, Trainer } from '../web/shared/translation/trainer.js';
 
 const OUT = new URL('../web/public/models/', import.meta.url);
 

@@ -12,7 +12,7 @@ function repoPath(path) {
   return join(repo, path);
 }
 
-/** import() of a module by its path in the repository, e.g. 'web/src/sections/bahdanau/bleu.js'. */
+/** import() of a module by its path in the repository, e.g. 'web/shared/translation/bleu.js'. */
 export const importRepo = (path) => import(pathToFileURL(repoPath(path)).href);
 
 /** A JSON file of the repository, parsed. */

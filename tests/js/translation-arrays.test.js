@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 
 import { importRepo } from './repo-module.js';
 
-const dir = 'web/src/sections/bahdanau';
+const dir = 'web/shared/translation';
 const { buildArrays, buildDataset, decodeTokens, encodeSources } = await importRepo(`${dir}/arrays.js`);
 const { batches, takeRows } = await importRepo(`${dir}/batches.js`);
 const { Vocab } = await importRepo(`${dir}/vocab.js`);

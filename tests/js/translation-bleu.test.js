@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 
 import { importRepo } from './repo-module.js';
 
-const { bleu, bleuByLength, corpusBleu, sentenceBleus } = await importRepo('web/src/sections/bahdanau/bleu.js');
+const { bleu, bleuByLength, corpusBleu, sentenceBleus } = await importRepo('web/shared/translation/bleu.js');
 
 const close = (got, want, label) => assert.ok(Math.abs(got - want) <= 1e-14 * Math.max(1, Math.abs(want)), `${label}: ${got} vs ${want}`);
 

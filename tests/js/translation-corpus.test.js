@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import { importRepo } from './repo-module.js';
 
-const dir = 'web/src/sections/bahdanau';
+const dir = 'web/shared/translation';
 const { D2L_EXAMPLES, PROBE, generateFraEng } = await importRepo(`${dir}/fra-eng.js`);
 const { splitPairs } = await importRepo(`${dir}/split.js`);
 const { preprocess } = await importRepo(`${dir}/text.js`);

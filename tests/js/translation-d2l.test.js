@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import { importRepo, readRepoJson } from './repo-module.js';
 
-const dir = 'web/src/sections/bahdanau';
+const dir = 'web/shared/translation';
 const { preprocess, tokenizePairs } = await importRepo(`${dir}/text.js`);
 const { Vocab } = await importRepo(`${dir}/vocab.js`);
 const { buildArrays } = await importRepo(`${dir}/arrays.js`);

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 
 import { importRepo } from './repo-module.js';
 
-const dir = 'web/src/sections/bahdanau';
+const dir = 'web/shared/translation';
 const { DATE_FORMATS, generateDates, isoTarget, tokenizeDate } = await importRepo(`${dir}/dates.js`);
 const { splitPairs } = await importRepo(`${dir}/split.js`);
 const { preprocess } = await importRepo(`${dir}/text.js`);

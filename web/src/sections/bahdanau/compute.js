@@ -1,9 +1,9 @@
 // What section 5 shows, folded from the training worker's reports (train-worker.js lists them):
 // the current model's loss and BLEU history, its latest figures, the probe's and the visitor's
 // translations, and the with/without-attention comparison. Plain data in and out; the training
-// itself runs in the worker (trainer.js).
+// itself runs in the worker (web/shared/translation/trainer.js).
 
-import { EPOCHS } from './trainer.js';
+import { EPOCHS } from '../../../shared/translation/trainer.js';
 
 const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 

@@ -1,7 +1,7 @@
 // Section 5's explanation, HTML with TeX (typeset by ui/math.js): Bahdanau attention and how
 // the page trains it, then the comparison with a decoder without attention.
 
-import { EPOCHS, MODEL, TRAINING } from './trainer.js';
+import { EPOCHS, MODEL, TRAINING } from '../../../shared/translation/trainer.js';
 
 export const TEXT = `
 <p>Bahdanau, Cho and Bengio's encoder–decoder reads the source with a GRU, and at every output

@@ -5,7 +5,7 @@
 
 import * as Plot from '@observablehq/plot';
 import { heatmap } from '../../ui/heatmap.js';
-import { EOS, UNK } from './text.js';
+import { EOS, UNK } from '../../../shared/translation/text.js';
 
 const INK = '#1d2433';
 const BLUE = '#2a6f97';

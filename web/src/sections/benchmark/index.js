@@ -7,6 +7,7 @@
 
 import { button, controlBar, progressBar, select } from '../../ui/controls.js';
 import { prose } from '../../ui/math.js';
+import { oncePerFrame } from '../../ui/once-per-frame.js';
 import { card, widthOf } from '../../ui/plot.js';
 import { plotGrid, scaffold } from '../../ui/section.js';
 import { urlState } from '../../ui/url-state.js';
@@ -56,6 +57,8 @@ export function mountBenchmark(root) {
   let worker = null;
   let runId = 0;
   let run = null; // compute.js's newRun, filled by the worker's messages
+  // Results arrive in bursts (every runner's at one n together): one redraw per frame.
+  const redraw = oncePerFrame(() => draw());
 
   function getWorker() {
     if (worker) return worker;
@@ -106,13 +109,13 @@ export function mountBenchmark(root) {
       root.dataset.progressUpdates = String(Number(root.dataset.progressUpdates) + 1);
     } else if (message.type === 'result') {
       run.rows.set(`${message.runner}:${message.n}`, message);
-      scheduleDraw();
+      redraw.schedule();
     } else if (message.type === 'decode') {
       run.decode.set(message.n, message);
-      scheduleDraw();
+      redraw.schedule();
     } else if (message.type === 'done') {
       run.finished = true;
-      flushDraw(); // the tables are complete when the state says done
+      redraw.flush(); // the tables are complete when the state says done
       progress.value = progress.max;
       progressText.textContent = `done: ${run.rows.size + run.decode.size} measurements in ${(message.elapsedMs / 1000).toFixed(1)} s`;
       status.textContent = summary(run);
@@ -130,20 +133,6 @@ export function mountBenchmark(root) {
     progressText.textContent = 'stopped';
     status.textContent = `The benchmark failed: ${text}`;
     setRunning(false);
-  }
-
-  // Results arrive in bursts (every runner's at one n together): one redraw per animation frame,
-  // not one per message, so that the table and chart never hold the main thread for long.
-  let drawPending = false;
-  function scheduleDraw() {
-    if (drawPending) return;
-    drawPending = true;
-    requestAnimationFrame(flushDraw);
-  }
-  function flushDraw() {
-    if (!drawPending) return;
-    drawPending = false;
-    draw();
   }
 
   function draw() {

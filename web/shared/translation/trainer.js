@@ -1,7 +1,7 @@
 // Training and evaluating one Seq2SeqAttention on a prepared task (tasks.js): seeded minibatch
 // steps (clipped Adam, d2l's loss), held-out BLEU (d2l's, k = 2) and BLEU by source length, and
 // greedy translations with their attention. No DOM and no worker API here: the page's worker
-// (train-worker.js) and scripts/train-page-model.js both drive it.
+// (web/src/sections/bahdanau/train-worker.js) and scripts/train-page-model.js both drive it.
 
 import { decodeTokens, encodeSources } from './arrays.js';
 import { batches } from './batches.js';

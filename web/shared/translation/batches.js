@@ -2,7 +2,7 @@
 // shuffle on for training, drop_last off: the last batch may be smaller). Shuffling is seeded
 // (Fisher-Yates over the page's mulberry32) so a seed replays the same run.
 
-import { uniform } from '../../../shared/random.js';
+import { uniform } from '../random.js';
 
 /** A seeded permutation of 0 … n-1 (Fisher-Yates). */
 export function permutation(n, seed) {

@@ -8,7 +8,7 @@
 // (69-99 -> 1969-1999, 00-68 -> 2000-2068), and dates are drawn from 1969-01-01 … 2068-12-31 so
 // every two-digit year names one date.
 
-import { uniform } from '../../../shared/random.js';
+import { uniform } from '../random.js';
 
 export const FIRST_YEAR = 1969;
 export const LAST_YEAR = 2068;

@@ -6,7 +6,7 @@
 //   two formats) land on the same side, so no source and no target is in both sets.
 // The fraction is met in expectation, not exactly (the report gives the counts).
 
-import { hashString } from '../../../shared/random.js';
+import { hashString } from '../random.js';
 
 const BUCKETS = 10000;
 

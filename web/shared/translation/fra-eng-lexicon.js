@@ -1,6 +1,6 @@
-// The words of the English -> French corpus (fra-eng.js builds sentences from them). Every
-// French form is written out — no inflection rules here — so the corpus is exactly what this
-// table says and a test can check it against grammar rules of its own.
+// The words of the English -> French corpus (fra-eng-sentences.js builds sentences from them).
+// Every French form is written out — no inflection rules here — so the corpus is exactly what
+// this table says and a test can check it against grammar rules of its own.
 //
 // Agreement forms are [masculine singular, feminine singular, masculine plural, feminine plural].
 

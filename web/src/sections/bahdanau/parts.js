@@ -1,0 +1,44 @@
+// The parts of the section that redraw as the worker reports, each from the current view
+// (compute.js) with the plots of plots.js: the progress and stats lines, the loss and BLEU
+// curves, the probe's alignment, the visitor's translation and the comparison.
+
+import { widthOf } from '../../ui/plot.js';
+import { EPOCHS } from '../../../shared/translation/trainer.js';
+import { compareLine, progressLine, statsLine } from './compute.js';
+import { alignmentPlot, bleuPlot, lengthPlot, lossPlot, translationLines } from './plots.js';
+import { bumpCount } from './worker-messages.js';
+
+/** name -> draw(), reading current.view and dataset.trainState, drawing into `elements`. */
+export function sectionParts(current, dataset, elements) {
+  const { training, stats, lossCard, bleuCard, probeCard, probeLine, translation, translateCard, compareText, compareCard } = elements;
+  return {
+    stats: () => {
+      training.progress.value = Math.min(EPOCHS, current.view.last?.epoch ?? 0);
+      training.progressText.textContent = progressLine(dataset.trainState, current.view);
+      stats.textContent = statsLine(current.view);
+    },
+    curves: () => {
+      lossCard.body.replaceChildren(lossPlot(current.view.losses, widthOf(lossCard.body, { max: 560 })));
+      bleuCard.body.replaceChildren(bleuPlot(current.view.bleus, widthOf(bleuCard.body, { max: 560 })));
+    },
+    probe: () => {
+      const { probe } = current.view;
+      if (!probe) return;
+      probeLine.textContent = `${probe.source.join(' ')}  →  ${probe.output.join(' ')}`;
+      probeCard.body.replaceChildren(alignmentPlot(probe, widthOf(probeCard.body, { max: 520 })));
+    },
+    translation: () => {
+      const { translation: result } = current.view;
+      if (!result) return;
+      translation.replaceChildren(...translationLines(result));
+      bumpCount(dataset, 'translations');
+      translateCard.body.replaceChildren(alignmentPlot(result, widthOf(translateCard.body, { max: 560 })));
+    },
+    compare: () => {
+      const { compare } = current.view;
+      if (!compare) return;
+      compareText.textContent = compareLine(compare);
+      compareCard.body.replaceChildren(lengthPlot(compare.results, widthOf(compareCard.body, { max: 900 })));
+    },
+  };
+}

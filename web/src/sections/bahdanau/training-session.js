@@ -1,0 +1,147 @@
+// What the training worker does (train-worker.js maps its messages onto these operations): it
+// holds the task's data and the model on show, trains it (training-loop.js, which reports
+// progress, held-out BLEU and the probe's alignment as it goes) and runs the with/without
+// attention comparison. Every report goes to the page by postMessage, tagged with the run.
+
+import { loadAttention } from 'attention-wasm';
+import { prepareTask, taskSpec } from '../../../shared/translation/tasks.js';
+import { EPOCHS as TRAIN_EPOCHS, Trainer } from '../../../shared/translation/trainer.js';
+import { trainWithAndWithout } from './attention-comparison.js';
+import { loadShippedModel } from './shipped-model.js';
+import { Stopwatch } from './stopwatch.js';
+import { restartReportSchedule, trainInSlices } from './training-loop.js';
+
+let attn = null;
+let config = { task: 'fra-eng', seed: 0, attention: true, modelBase: '' };
+let data = null;
+let trainer = null;
+let state = 'loading';
+let run = 0; // bumped whenever the model is replaced, so the page can drop stale messages
+let clock = null; // a Stopwatch of the current model's training time
+let comparison = null; // the running comparison's token, null when none runs
+
+const post = (message) => postMessage({ run, ...message });
+
+/** Tells the page that handling a message failed. */
+export const reportError = (error) => post({ type: 'error', message: error?.message ?? String(error) });
+const setState = (next, extra = {}) => {
+  state = next;
+  post({ type: 'state', state, task: config.task, epochs: TRAIN_EPOCHS, ...extra });
+};
+const seconds = () => clock?.seconds ?? 0;
+
+function replaceTrainer(next) {
+  trainer?.dispose();
+  trainer = next;
+  run += 1;
+  clock = null;
+}
+
+// The model the page shows when nothing is training: the shipped one, else an untrained one.
+async function showShipped() {
+  comparison = null;
+  data = prepareTask(config.task);
+  const shipped = await loadShippedModel(attn, data, config).catch((error) => {
+    post({ type: 'error', message: `could not load the shipped model: ${error.message}` });
+    return null;
+  });
+  replaceTrainer(shipped ?? new Trainer(attn, data, { seed: config.seed, attention: config.attention }));
+  setState('idle', { shipped: Boolean(shipped), steps: trainer.steps, epoch: trainer.epoch });
+  report();
+}
+
+function report() {
+  post({ type: 'probe', steps: trainer.steps, result: probe() });
+  post({ type: 'eval', steps: trainer.steps, seconds: seconds(), epoch: trainer.progress, ...trainer.evaluate() });
+}
+
+const probe = () => trainer.translateText([taskSpec(config.task).probe], taskSpec(config.task).prepare)[0];
+
+async function train() {
+  const myRun = run;
+  const stillRunning = () => state === 'running' && run === myRun;
+  if (await trainInSlices(trainer, TRAIN_EPOCHS, { stillRunning, seconds, post, probe })) {
+    clock.stop();
+    setState('done', { steps: trainer.steps });
+  }
+}
+
+/** Loads the package and shows the task's shipped model. */
+export async function init(message) {
+  config = { ...config, ...message };
+  attn = await loadAttention();
+  await showShipped();
+}
+
+/** Trains a fresh model (weights from the seed) from scratch. */
+export async function start() {
+  if (state === 'loading') return;
+  comparison = null;
+  replaceTrainer(new Trainer(attn, data, { seed: config.seed, attention: config.attention }));
+  clock = new Stopwatch();
+  clock.start();
+  restartReportSchedule();
+  setState('running', { steps: 0 });
+  post({ type: 'probe', steps: 0, result: probe() });
+  post({ type: 'eval', steps: 0, seconds: 0, epoch: 0, ...trainer.evaluate() });
+  await train();
+}
+
+export function pause() {
+  if (state !== 'running') return;
+  clock.stop();
+  setState('paused', { steps: trainer.steps });
+}
+
+export async function resume() {
+  if (state !== 'paused' || trainer.epoch >= TRAIN_EPOCHS) return;
+  clock ??= new Stopwatch();
+  clock.start();
+  setState('running', { steps: trainer.steps });
+  await train();
+}
+
+/** Back to the shipped model. */
+export async function reset() {
+  if (state === 'loading') return;
+  setState('loading');
+  await showShipped();
+}
+
+/** A new task reloads; a new seed or attention setting pauses a training run (the next start uses it). */
+export async function configure(patch) {
+  const taskChanged = patch.task !== undefined && patch.task !== config.task;
+  config = { ...config, ...patch };
+  if (taskChanged) {
+    setState('loading');
+    await showShipped();
+  } else if (state === 'running') {
+    pause();
+  }
+}
+
+export function translate(id, texts) {
+  if (!trainer) return;
+  post({ type: 'translation', id, results: trainer.translateText(texts, taskSpec(config.task).prepare) });
+}
+
+/** Trains fresh models with and without attention side by side and reports their BLEU by length. */
+export async function compareAttention(epochs) {
+  if (state === 'loading' || comparison) return;
+  if (state === 'running') clock.stop();
+  const token = {};
+  comparison = token;
+  const myRun = run;
+  setState('comparing');
+  const results = await trainWithAndWithout(attn, data, {
+    seed: config.seed,
+    epochs,
+    onProgress: (epoch) => post({ type: 'compare-progress', epoch, epochs }),
+    // A reset, a new task or a fresh start replaces the model on show and drops the comparison.
+    cancelled: () => comparison !== token || run !== myRun,
+  });
+  if (!results) return;
+  comparison = null;
+  post({ type: 'compare', epochs, results });
+  setState(trainer.epoch >= TRAIN_EPOCHS || trainer.steps === 0 ? 'idle' : 'paused', { steps: trainer.steps });
+}

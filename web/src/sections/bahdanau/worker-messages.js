@@ -1,0 +1,53 @@
+// What the section keeps of each message of the training worker (train-worker.js lists them):
+// it folds the message into the view (compute.js) and keeps the current model's latest figures
+// on the section element's dataset for the browser tests. Returns the parts of the section to
+// redraw; the caller does what touches the controls.
+
+import { addEval, addProgress, freshView, startsNewRun } from './compute.js';
+
+// The current model's figures, dropped when another model's reports begin.
+const RUN_DATA = ['firstLoss', 'loss', 'bleu', 'bleuSeconds', 'bleuCurve'];
+/** Counts one more update of `key` on the dataset (the browser tests wait for these). */
+export const bumpCount = (dataset, key) => {
+  dataset[key] = String(Number(dataset[key] ?? 0) + 1);
+};
+
+/**
+ * Folds message `m` into `current` ({ view, translationId: the latest translation asked for })
+ * and `dataset`; the names of the parts to redraw, besides the stats line.
+ */
+export function foldWorkerMessage(current, m, dataset) {
+  if (startsNewRun(current.view, m)) {
+    current.view = freshView(m.run, current.view.compare);
+    for (const key of RUN_DATA) delete dataset[key];
+  }
+  const { view } = current;
+  if (m.type === 'state') {
+    dataset.trainState = m.state;
+    if (m.shipped !== undefined) view.shipped = m.shipped;
+  } else if (m.type === 'progress' && m.run === view.run) {
+    addProgress(view, m);
+    bumpCount(dataset, 'progressUpdates');
+    dataset.firstLoss ??= String(m.loss);
+    dataset.loss = String(m.loss);
+    return ['curves'];
+  } else if (m.type === 'eval' && m.run === view.run) {
+    addEval(view, m);
+    dataset.bleu = String(m.bleu);
+    dataset.bleuSeconds = String(m.seconds);
+    dataset.bleuCurve = JSON.stringify(view.bleus.map((b) => [Number(b.seconds.toFixed(2)), Number(b.bleu.toFixed(4)), b.steps]));
+    return ['curves'];
+  } else if (m.type === 'probe' && m.run === view.run) {
+    view.probe = m.result;
+    bumpCount(dataset, 'probeUpdates');
+    return ['probe'];
+  } else if (m.type === 'translation' && m.id === current.translationId) {
+    view.translation = m.results[0];
+    return ['translation'];
+  } else if (m.type === 'compare') {
+    view.compare = m;
+    dataset.compared = 'true';
+    return ['compare'];
+  }
+  return [];
+}
