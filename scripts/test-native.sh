@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the core natively and runs its Catch2 suite through CTest three times: with the SIMD
 # kernels (SSE on x86-64), with their scalar twins (ATTN_SIMD=OFF), and with the SIMD kernels
-# under AddressSanitizer + UndefinedBehaviorSanitizer (which also replays the fuzz corpus). Then
-# the README's C++ examples, the CMake package test and a bounded fuzz run.
+# under AddressSanitizer + UndefinedBehaviorSanitizer (which also replays the fuzz corpus); the
+# thread pool's tests under ThreadSanitizer. Then the README's C++ examples, the CMake package test and a bounded fuzz run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for variant in simd scalar; do
@@ -18,6 +18,14 @@ echo "-- native tests, SIMD kernels under ASan + UBSan"
 bash scripts/configure-sanitize.sh
 cmake --build build/native-asan -j2
 ctest --test-dir build/native-asan --output-on-failure -j2
+
+echo "-- the thread pool and the parallel kernels under ThreadSanitizer"
+# Only the threads' test file: the rest of the suite is single-threaded code that the runs above
+# already cover. Debian's clang, as for ASan (scripts/setup.sh installs its runtime).
+cmake -S . -B build/native-tsan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DATTN_SANITIZE_THREADS=ON >/dev/null
+cmake --build build/native-tsan -j2 --target test_threads
+TSAN_OPTIONS=halt_on_error=1 build/native-tsan/tests/cpp/test_threads
 
 echo "-- README C++ examples, against build/native"
 bash scripts/test-readme-cpp.sh

@@ -19,3 +19,4 @@
 #include "attn/softmax.hpp"
 #include "attn/state_dict.hpp"
 #include "attn/tensor.hpp"
+#include "attn/threads.hpp"

@@ -4,11 +4,11 @@
 #include <array>
 #include <cassert>
 #include <cmath>
-#include <memory>
 #include <vector>
 
 #include "gemm.hpp"
 #include "kernel_table.hpp"
+#include "parallel/thread_pool.hpp"
 #include "row_kernels.hpp"
 #include "row_mask.hpp"
 
@@ -27,13 +27,29 @@ struct KeptBlock {
   Index computed;
 };
 
-// One score matrix's forward: K and V packed once, then query blocks meet key blocks, two query
-// rows at a time (the micro-kernel's best tile height). An odd last row, and a decode step's
-// single query, go through a one-row tile rather than beside a twin computed in vain.
+Index key_blocks(Index nk) { return round_up(nk, kBlockKeys) / kBlockKeys; }
+
+// What one thread's forward works in, sized before any thread starts: two rows of scores (then
+// of exp(s - max)), a query block's running max and sum, and, with weights requested, what each
+// of its rows kept of each key block.
+struct FusedScratch {
+  FusedScratch(Index nk, bool weights)
+      : scores(static_cast<size_t>(2 * kBlockKeys)),
+        row_max(static_cast<size_t>(kBlockQueries)),
+        row_sum(static_cast<size_t>(kBlockQueries)),
+        kept(weights ? static_cast<size_t>(kBlockQueries * key_blocks(nk)) : 0) {}
+  std::vector<float> scores, row_max, row_sum;
+  std::vector<KeptBlock> kept;  // [kBlockQueries][key blocks]
+};
+
+// One score matrix's forward on K and V packed beforehand, a block of queries at a time: the
+// block meets every key block in turn, two query rows at a time (the micro-kernel's best tile
+// height). An odd last row, and a decode step's single query, go through a one-row tile rather
+// than beside a twin computed in vain. Query blocks are independent, so threads may take them.
 class FusedForward {
  public:
   FusedForward(const float* q, const PackedKeysValues& kv, Index nq, Index nk, Index d, Index dv,
-               const MaskContext& mask, HiddenBlocks hidden_blocks)
+               const MaskContext& mask, HiddenBlocks hidden_blocks, FusedScratch& scratch)
       : q_(q),
         kv_(kv),
         nq_(nq),
@@ -43,29 +59,27 @@ class FusedForward {
         mask_(mask),
         masked_(!mask.mask.empty()),
         skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
-        scores_(static_cast<size_t>(2 * kBlockKeys)),
-        row_max_(static_cast<size_t>(nq), kNegativeInfinity),
-        row_sum_(static_cast<size_t>(nq), 0.0f) {}
+        scratch_(scratch) {}
 
-  void run(float* out, float* weights) {
-    const Index key_blocks = round_up(nk_, kBlockKeys) / kBlockKeys;
-    if (weights) kept_.resize(static_cast<size_t>(kBlockQueries * key_blocks));
-    for (Index query_start = 0; query_start < nq_; query_start += kBlockQueries) {
-      const Index query_end = std::min(nq_, query_start + kBlockQueries);
-      for (Index j0 = 0; j0 < nk_; j0 += kBlockKeys) {
-        for (Index i0 = query_start; i0 < query_end; i0 += 2) {
-          if (i0 + 1 < query_end) {
-            tile_block<2>(i0, j0, query_start, out, weights);
-          } else {
-            tile_block<1>(i0, j0, query_start, out, weights);
-          }
+  // Rows [query_start, query_start + kBlockQueries) of out (zeroed by the caller) and weights.
+  void run_block(Index query_start, float* out, float* weights) {
+    query_start_ = query_start;
+    const Index query_end = std::min(nq_, query_start + kBlockQueries);
+    std::fill(scratch_.row_max.begin(), scratch_.row_max.end(), kNegativeInfinity);
+    std::fill(scratch_.row_sum.begin(), scratch_.row_sum.end(), 0.0f);
+    for (Index j0 = 0; j0 < nk_; j0 += kBlockKeys) {
+      for (Index i0 = query_start; i0 < query_end; i0 += 2) {
+        if (i0 + 1 < query_end) {
+          tile_block<2>(i0, j0, out, weights);
+        } else {
+          tile_block<1>(i0, j0, out, weights);
         }
       }
-      for (Index i = query_start; i < query_end; ++i) {
-        const float inverse = 1.0f / row_sum_[static_cast<size_t>(i)];
-        for (Index c = 0; c < dv_; ++c) out[i * dv_ + c] *= inverse;
-        if (weights) normalise_weights(i, query_start, weights + i * nk_);
-      }
+    }
+    for (Index i = query_start; i < query_end; ++i) {
+      const float inverse = 1.0f / row_sum(i);
+      for (Index c = 0; c < dv_; ++c) out[i * dv_ + c] *= inverse;
+      if (weights) normalise_weights(i, weights + i * nk_);
     }
   }
 
@@ -76,12 +90,12 @@ class FusedForward {
   // Query rows i0 .. i0 + Rows - 1 against key block j0: scores, mask, online-softmax step,
   // pooling.
   template <int Rows>
-  void tile_block(Index i0, Index j0, Index query_start, float* out, float* weights) {
+  void tile_block(Index i0, Index j0, float* out, float* weights) {
     const Index len = std::min(kBlockKeys, nk_ - j0);
     const RowMasks<Rows> masks = row_masks<Rows>(i0);
     Index count = keys_to_compute<Rows>(masks, i0, j0, len);
     if (count == 0) {
-      if (weights) keep_weights<Rows>(i0, j0, len, 0, query_start, weights);
+      if (weights) keep_weights<Rows>(i0, j0, len, 0, weights);
       return;
     }
     float block_max[Rows];
@@ -94,13 +108,13 @@ class FusedForward {
     for (int r = 0; r < Rows; ++r) {
       const auto i = static_cast<size_t>(i0 + r);
       alpha[r] =
-          f32_online_softmax_step(row(r), count, block_max[r], j0 == 0, row_max_[i], row_sum_[i]);
+          f32_online_softmax_step(row(r), count, block_max[r], j0 == 0, row_max(i), row_sum(i));
     }
-    const float* exps = scores_.data();
+    const float* exps = scratch_.scores.data();
     assert(j0 + count <= kv_.stride);  // the pool loop reads V's panels up to key j0 + count
     kernel_table().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(), kv_.values, kv_.stride, j0,
                                   count, dv_, alpha, rows<Rows>(out + i0 * dv_, dv_).data());
-    if (weights) keep_weights<Rows>(i0, j0, len, count, query_start, weights);
+    if (weights) keep_weights<Rows>(i0, j0, len, count, weights);
   }
 
   template <int Rows>
@@ -120,24 +134,24 @@ class FusedForward {
     return pointers;
   }
 
-  float* row(int r) { return scores_.data() + r * kBlockKeys; }
+  float* row(int r) { return scratch_.scores.data() + r * kBlockKeys; }
 
   // How many keys of block [j0, j0 + len) the tile computes (the shared skip rule, against
   // each row's running max), or all of them when not skipping.
   template <int Rows>
-  Index keys_to_compute(const RowMasks<Rows>& masks, Index i0, Index j0, Index len) const {
+  Index keys_to_compute(const RowMasks<Rows>& masks, Index i0, Index j0, Index len) {
     if (!skipping_) return len;
-    return detail::keys_to_compute(masks.data(), row_max_.data() + i0, Rows, j0, len, kTile);
+    return detail::keys_to_compute(masks.data(), &row_max(i0), Rows, j0, len, kTile);
   }
 
   // Whether keys [j0 + count, j0 + len), left out, pass the same skip decision against the
   // max each row has once the computed keys are in.
   template <int Rows>
   bool tail_vanishes(const RowMasks<Rows>& masks, Index i0, Index j0, Index count, Index len,
-                     const float (&block_max)[Rows]) const {
+                     const float (&block_max)[Rows]) {
     float max[Rows];
     for (int r = 0; r < Rows; ++r) {
-      max[r] = simd::nan_max(row_max_[static_cast<size_t>(i0 + r)], block_max[r]);
+      max[r] = simd::nan_max(row_max(i0 + r), block_max[r]);
     }
     return detail::tail_vanishes(masks.data(), max, Rows, j0, count, len);
   }
@@ -150,7 +164,8 @@ class FusedForward {
     // starts on a panel of packed K.
     assert(count > 0 && count <= kBlockKeys && j0 % kTile == 0);
     kernel_table().score[Rows - 1](rows<Rows>(q_ + i0 * d_, d_).data(), kv_.keys + j0 * d_, d_,
-                                   count, rows<Rows>(scores_.data(), kBlockKeys).data(), block_max);
+                                   count, rows<Rows>(scratch_.scores.data(), kBlockKeys).data(),
+                                   block_max);
     if (!masked_) return;
     for (int r = 0; r < Rows; ++r) {
       if (!masks[r].changes(j0, count)) continue;
@@ -162,29 +177,34 @@ class FusedForward {
   // With weights requested: the block's exp(s - running max) go straight into the weights, the
   // keys not computed as 0, to be normalised once the row's max and sum are final.
   template <int Rows>
-  void keep_weights(Index i0, Index j0, Index len, Index count, Index query_start, float* weights) {
+  void keep_weights(Index i0, Index j0, Index len, Index count, float* weights) {
     for (int r = 0; r < Rows; ++r) {
       const Index i = i0 + r;
       float* w = weights + i * nk_ + j0;
       std::copy(row(r), row(r) + count, w);
       std::fill(w + count, w + len, 0.0f);
-      kept_[static_cast<size_t>((i - query_start) * (round_up(nk_, kBlockKeys) / kBlockKeys) +
-                                j0 / kBlockKeys)] = {row_max_[static_cast<size_t>(i)], count};
+      kept(i, j0 / kBlockKeys) = {row_max(i), count};
     }
   }
 
   // One sweep over a row's weights: each block's exp(s - m) becomes exp(s - max) / sum, through
   // the factor exp(m - max) / sum (just 1 / sum where the block saw the final max, as most do).
-  void normalise_weights(Index i, Index query_start, float* weights) const {
-    const Index key_blocks = round_up(nk_, kBlockKeys) / kBlockKeys;
-    const float max = row_max_[static_cast<size_t>(i)];
-    const float inverse = 1.0f / row_sum_[static_cast<size_t>(i)];
-    for (Index b = 0; b < key_blocks; ++b) {
-      const KeptBlock& kept = kept_[static_cast<size_t>((i - query_start) * key_blocks + b)];
-      const float factor = kept.max == max ? inverse : std::exp(kept.max - max) * inverse;
+  void normalise_weights(Index i, float* weights) {
+    const float max = row_max(i);
+    const float inverse = 1.0f / row_sum(i);
+    for (Index b = 0; b < key_blocks(nk_); ++b) {
+      const KeptBlock& block = kept(i, b);
+      const float factor = block.max == max ? inverse : std::exp(block.max - max) * inverse;
       float* w = weights + b * kBlockKeys;
-      for (Index c = 0; c < kept.computed; ++c) w[c] *= factor;
+      for (Index c = 0; c < block.computed; ++c) w[c] *= factor;
     }
+  }
+
+  // Query row i's running max and sum, and what it kept of key block b, in the scratch.
+  float& row_max(Index i) { return scratch_.row_max[static_cast<size_t>(i - query_start_)]; }
+  float& row_sum(Index i) { return scratch_.row_sum[static_cast<size_t>(i - query_start_)]; }
+  KeptBlock& kept(Index i, Index b) {
+    return scratch_.kept[static_cast<size_t>((i - query_start_) * key_blocks(nk_) + b)];
   }
 
   const float* q_;
@@ -192,9 +212,8 @@ class FusedForward {
   Index nq_, nk_, d_, dv_;
   const MaskContext& mask_;
   bool masked_, skipping_;
-  // Two rows of scores, then of exp(s - max); running max and sum per query.
-  std::vector<float> scores_, row_max_, row_sum_;
-  std::vector<KeptBlock> kept_;  // [kBlockQueries][key blocks], with weights requested
+  FusedScratch& scratch_;
+  Index query_start_ = 0;  // the block run_block is working on
 };
 
 }  // namespace
@@ -206,30 +225,77 @@ void f32_attention_fused_packed(const float* q, const PackedKeysValues& kv, Inde
   assert((nq == 0 || dv == 0 || out) && (nk == 0 || (kv.keys && kv.values)));
   std::fill(out, out + nq * dv, 0.0f);
   if (nk == 0) return;  // no keys: the empty sum, as the unfused path gives
-  FusedForward(q, kv, nq, nk, d, dv, mask, hidden_blocks).run(out, weights);
+  FusedScratch scratch(nk, weights != nullptr);
+  FusedForward forward(q, kv, nq, nk, d, dv, mask, hidden_blocks, scratch);
+  for (Index start = 0; start < nq; start += kBlockQueries) forward.run_block(start, out, weights);
 }
+
+namespace {
+
+// K and V of score matrices [first, first + count) of a batch, packed as the fused kernel reads
+// them (PackedKeysValues), the scale riding along with K: packing touches every key anyway.
+class PackedBatch {
+ public:
+  PackedBatch(ConstBatch k, ConstBatch v, float scale, Index first, Index count)
+      : key_floats_(round_up(k.rows, kTile) * k.cols),
+        value_floats_(round_up(v.cols, kTile) * v.rows),
+        nk_(k.rows),
+        keys_(static_cast<size_t>(count * key_floats_)),
+        values_(static_cast<size_t>(count * value_floats_)) {
+    for (Index s = 0; s < count; ++s) {
+      f32_pack_panels(k[first + s].data(), k.cols, k.cols, k.rows, /*transposed=*/true,
+                      keys_.data() + s * key_floats_, scale);
+      f32_pack_panels(v[first + s].data(), v.cols, v.rows, v.cols, /*transposed=*/false,
+                      values_.data() + s * value_floats_);
+    }
+  }
+
+  PackedKeysValues operator[](Index s) const {
+    return {keys_.data() + s * key_floats_, values_.data() + s * value_floats_, nk_};
+  }
+
+ private:
+  Index key_floats_, value_floats_, nk_;
+  std::vector<float> keys_, values_;
+};
+
+}  // namespace
 
 void f32_attention_fused(const float* q, const float* k, const float* v, Index nq, Index nk,
                          Index d, Index dv, float scale, const MaskContext& mask, float* out,
                          float* weights, HiddenBlocks hidden_blocks) {
-  // Packing touches every key anyway: the scale rides along, so the scores come out scaled.
-  const std::unique_ptr<float[]> keys(new float[static_cast<size_t>(round_up(nk, kTile) * d)]);
-  f32_pack_panels(k, d, d, nk, /*transposed=*/true, keys.get(), scale);
-  const std::unique_ptr<float[]> values(new float[static_cast<size_t>(round_up(dv, kTile) * nk)]);
-  f32_pack_panels(v, dv, nk, dv, /*transposed=*/false, values.get());
-  f32_attention_fused_packed(q, {keys.get(), values.get(), nk}, nq, nk, d, dv, mask, out, weights,
-                             hidden_blocks);
+  const PackedBatch packed({k, 1, nk, d}, {v, 1, nk, dv}, scale, 0, 1);
+  f32_attention_fused_packed(q, packed[0], nq, nk, d, dv, mask, out, weights, hidden_blocks);
 }
 
+// Tasks are (score matrix, query block) pairs, each writing only its own rows of the output and
+// weights, so the result does not depend on the thread count. Matrices go in groups of as many
+// as there are threads, so that the packed K and V held at once stay a group's, not the batch's.
+// Within a matrix the last query blocks go first: under a causal mask they see the most keys, and
+// the threads then finish together.
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
                      Index batch_heads, MutableBatch output, const MutableBatch* weights,
                      HiddenBlocks hidden_blocks) {
-  const Index batch = q.batch / batch_heads;
-  for (Index s = 0; s < q.batch; ++s) {
-    const MaskContext context{mask, s, batch, batch_heads};
-    f32_attention_fused(q[s].data(), k[s].data(), v[s].data(), q.rows, k.rows, q.cols, v.cols,
-                        scale, context, output[s].data(), weights ? (*weights)[s].data() : nullptr,
-                        hidden_blocks);
+  const Index batch = q.batch / batch_heads, nq = q.rows, nk = k.rows, dv = v.cols;
+  std::fill(output.data, output.data + output.size(), 0.0f);
+  if (nk == 0 || nq == 0) return;  // no keys: the empty sum, as the unfused path gives
+  ThreadPool& pool = thread_pool();
+  const Index group = pool.threads();
+  std::vector<FusedScratch> scratch(static_cast<size_t>(pool.threads()),
+                                    FusedScratch(nk, weights != nullptr));
+  const Index query_blocks = round_up(nq, kBlockQueries) / kBlockQueries;
+  for (Index first = 0; first < q.batch; first += group) {
+    const Index count = std::min(group, q.batch - first);
+    const PackedBatch packed(k, v, scale, first, count);
+    pool.run(count * query_blocks, [&](Index task, int thread) {
+      const Index s = first + task / query_blocks;
+      const Index block = query_blocks - 1 - task % query_blocks;
+      const MaskContext context{mask, s, batch, batch_heads};
+      FusedForward forward(q[s].data(), packed[s - first], nq, nk, q.cols, dv, context,
+                           hidden_blocks, scratch[static_cast<size_t>(thread)]);
+      forward.run_block(block * kBlockQueries, output[s].data(),
+                        weights ? (*weights)[s].data() : nullptr);
+    });
   }
 }
 

@@ -1,0 +1,68 @@
+#pragma once
+// The core's one thread pool: created when the thread count is set (attn/threads.hpp), never per
+// call. A parallel region hands out tasks 0 .. count - 1 from a shared counter; the calling
+// thread takes part, workers spin briefly for the next region and then sleep. Splits partition
+// the outputs and never depend on which thread runs a task, so results are the same bits for
+// every thread count. Inside a region nothing may throw (arguments are checked before the
+// fork) and nothing should allocate (scratch is sized per thread before it).
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "attn/tensor.hpp"
+
+namespace attn::detail {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  // Threads that run a region's tasks, the caller included.
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Calls task(t, thread) for every t in [0, count), thread in [0, threads()) naming the slot of
+  // per-thread scratch the call may use; returns once all have returned. Runs inline, in order,
+  // with one thread, for a single task, or when called from inside a region (no nesting).
+  template <typename Task>
+  void run(Index count, Task&& task) {
+    if (count <= 0) return;
+    if (threads() == 1 || count == 1 || inside_region_) {
+      for (Index t = 0; t < count; ++t) task(t, 0);
+      return;
+    }
+    run_region(count, &task, [](void* context, Index t, int thread) {
+      (*static_cast<Task*>(context))(t, thread);
+    });
+  }
+
+ private:
+  using Trampoline = void (*)(void* context, Index task, int thread);
+  void run_region(Index count, void* context, Trampoline call);
+  void work(int thread);
+  void claim_tasks(int thread);
+
+  std::vector<std::thread> workers_;
+  // The current region: published under mutex_ with a new generation, read by the workers.
+  void* context_ = nullptr;
+  Trampoline call_ = nullptr;
+  Index count_ = 0;
+  std::atomic<Index> next_{0};           // the next unclaimed task
+  std::atomic<int> busy_{0};             // workers still in the current region
+  std::atomic<uint64_t> generation_{0};  // bumped once per region
+  bool stopping_ = false;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  static thread_local bool inside_region_;
+};
+
+// The process's pool, with the thread count of set_threads (1 until then).
+ThreadPool& thread_pool();
+
+}  // namespace attn::detail

@@ -1,0 +1,149 @@
+// The thread pool, the parallel fused forward and the parallel GEMM (so multi-head attention's
+// projections and backward): every result equals the one-thread result bit for bit, for 1 to 7
+// threads, on ragged shapes (query blocks of 64 and tiles of 2
+// cut anywhere) under every mask kind and with the weights; a long run of tiny calls through
+// the pool; a bad thread count. The native suite also runs under ThreadSanitizer
+// (scripts/test-native.sh), which checks the pool's synchronisation.
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "attn/attention.hpp"
+#include "attn/multi_head_attention.hpp"
+#include "attn/threads.hpp"
+#include "kernels/gemm.hpp"
+#include "parallel/thread_pool.hpp"
+
+using attn::Index;
+using attn::Tensor3;
+
+namespace {
+
+Tensor3 wave(Index b, Index r, Index c, float rate) {
+  Tensor3 t(b, r, c);
+  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = std::sin(rate * static_cast<float>(i));
+  return t;
+}
+
+bool same_bits(const Tensor3& a, const Tensor3& b) {
+  return a.data.size() == b.data.size() &&
+         std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
+}
+
+// Restores one thread when a test ends, whatever happened.
+struct ThreadCount {
+  explicit ThreadCount(int n) { attn::set_threads(n); }
+  ~ThreadCount() { attn::set_threads(1); }
+};
+
+}  // namespace
+
+TEST_CASE("Scaled dot-product attention gives the same bits on 1, 2, 3, 4 and 7 threads",
+          "[threads]") {
+  const Tensor3 q = wave(3, 131, 24, 0.37f), k = wave(3, 203, 24, 0.71f),
+                v = wave(3, 203, 9, 0.13f);
+  std::vector<uint8_t> bool_mask(131 * 203);
+  for (size_t i = 0; i < bool_mask.size(); ++i) bool_mask[i] = (i * 7919) % 5 == 0;
+  std::vector<attn::AttentionOptions> cases(5);
+  cases[1].mask.valid_lens = {0, 77, 203};
+  cases[2].mask.causal = true;
+  for (Index i = 0; i < 3 * 131; ++i)
+    cases[3].mask.valid_lens.push_back(static_cast<int32_t>(i % 204));
+  cases[4].mask.bool_mask = bool_mask.data();
+  cases[4].mask.bool_mask_batch = 1;
+  cases[4].mask.fill = -INFINITY;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    attn::set_threads(1);
+    const attn::AttentionResult one = attn::scaled_dot_product_attention(q, k, v, cases[c], true);
+    for (int threads : {2, 3, 4, 7}) {
+      const ThreadCount count(threads);
+      REQUIRE(attn::threads() == threads);
+      const attn::AttentionResult many =
+          attn::scaled_dot_product_attention(q, k, v, cases[c], true);
+      CAPTURE(c, threads);
+      REQUIRE(same_bits(one.output, many.output));
+      REQUIRE(same_bits(one.weights, many.weights));
+      const attn::AttentionResult no_weights =
+          attn::scaled_dot_product_attention(q, k, v, cases[c], false);
+      REQUIRE(same_bits(one.output, no_weights.output));
+    }
+  }
+}
+
+TEST_CASE("Multi-head attention gives the same bits on 1 and 4 threads", "[threads]") {
+  attn::MultiHeadConfig config;
+  config.embed_dim = 32;
+  config.num_heads = 4;
+  attn::MultiHeadAttention mha(config);
+  mha.reset_parameters(3);
+  const Tensor3 x = wave(2, 70, 32, 0.23f);
+  attn::MultiHeadForwardOptions options;
+  options.mask.causal = true;
+  attn::set_threads(1);
+  const attn::AttentionResult one = mha.forward(x, x, x, options, true);
+  const ThreadCount count(4);
+  const attn::AttentionResult four = mha.forward(x, x, x, options, true);
+  REQUIRE(same_bits(one.output, four.output));
+  REQUIRE(same_bits(one.weights, four.weights));
+}
+
+TEST_CASE("Matrix products give the same bits on 1, 2, 3 and 7 threads", "[threads]") {
+  // Shapes off the 32 x 64 task tiles and the 2 x 16 micro-kernel tile, large enough to split.
+  for (const Index m : {1, 37, 301}) {
+    const Tensor3 a = wave(1, m, 173, 0.31f), b = wave(1, 173, 211, 0.17f);
+    attn::set_threads(1);
+    const attn::Matrix one = attn::detail::matmul(a.view()[0], b.view()[0]);
+    for (int threads : {2, 3, 7}) {
+      const ThreadCount count(threads);
+      const attn::Matrix many = attn::detail::matmul(a.view()[0], b.view()[0]);
+      CAPTURE(m, threads);
+      REQUIRE(std::memcmp(one.data(), many.data(), sizeof(float) * one.size()) == 0);
+    }
+  }
+}
+
+TEST_CASE("Multi-head attention's backward gives the same bits on 1 and 3 threads", "[threads]") {
+  attn::MultiHeadConfig config;
+  config.embed_dim = 64;
+  config.num_heads = 4;
+  attn::MultiHeadAttention mha(config);
+  mha.reset_parameters(5);
+  const Tensor3 x = wave(2, 150, 64, 0.19f), grad = wave(2, 150, 64, 0.43f);
+  attn::set_threads(1);
+  const attn::MultiHeadGradients one = mha.backward(x, x, x, grad);
+  const ThreadCount count(3);
+  const attn::MultiHeadGradients three = mha.backward(x, x, x, grad);
+  REQUIRE(same_bits(one.d_query, three.d_query));
+  REQUIRE(same_bits(one.d_value, three.d_value));
+  for (size_t p = 0; p < one.d_parameters.size(); ++p) {
+    CAPTURE(one.d_parameters[p].name);
+    REQUIRE(one.d_parameters[p].data == three.d_parameters[p].data);
+  }
+}
+
+TEST_CASE("The pool runs every task exactly once over many tiny regions", "[threads]") {
+  const ThreadCount count(3);
+  attn::detail::ThreadPool& pool = attn::detail::thread_pool();
+  std::vector<int> hits(7);
+  for (int region = 0; region < 10000; ++region) {
+    const Index tasks = region % 7 + 1;
+    std::fill(hits.begin(), hits.end(), 0);
+    // Each task writes only its own slot (Catch2's assertions are not thread-safe: checked after).
+    pool.run(tasks, [&](Index t, int) { hits[static_cast<size_t>(t)] += 1; });
+    for (Index t = 0; t < 7; ++t) {
+      if (hits[static_cast<size_t>(t)] != (t < tasks ? 1 : 0)) {
+        FAIL("region " << region << " task " << t << " ran " << hits[static_cast<size_t>(t)]
+                       << " times");
+      }
+    }
+  }
+}
+
+TEST_CASE("A thread count below 1 is rejected and the pool keeps its count", "[threads]") {
+  const ThreadCount count(2);
+  REQUIRE_THROWS_WITH(attn::set_threads(0), "threads: expected an integer >= 1, got 0");
+  REQUIRE_THROWS_WITH(attn::set_threads(-1), "threads: expected an integer >= 1, got -1");
+  REQUIRE(attn::threads() == 2);
+}
