@@ -32,6 +32,15 @@ bool same_bits(const Tensor3& a, const Tensor3& b) {
          std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
 }
 
+attn::MultiHeadAttention seeded_layer(Index embed_dim, Index heads, uint64_t seed) {
+  attn::MultiHeadConfig config;
+  config.embed_dim = embed_dim;
+  config.num_heads = heads;
+  attn::MultiHeadAttention mha(config);
+  mha.reset_parameters(seed);
+  return mha;
+}
+
 // Restores one thread when a test ends, whatever happened.
 struct ThreadCount {
   explicit ThreadCount(int n) { attn::set_threads(n); }
@@ -73,11 +82,7 @@ TEST_CASE("Scaled dot-product attention gives the same bits on 1, 2, 3, 4 and 7 
 }
 
 TEST_CASE("Multi-head attention gives the same bits on 1 and 4 threads", "[threads]") {
-  attn::MultiHeadConfig config;
-  config.embed_dim = 32;
-  config.num_heads = 4;
-  attn::MultiHeadAttention mha(config);
-  mha.reset_parameters(3);
+  const attn::MultiHeadAttention mha = seeded_layer(32, 4, 3);
   const Tensor3 x = wave(2, 70, 32, 0.23f);
   attn::MultiHeadForwardOptions options;
   options.mask.causal = true;
@@ -105,11 +110,7 @@ TEST_CASE("Matrix products give the same bits on 1, 2, 3 and 7 threads", "[threa
 }
 
 TEST_CASE("Multi-head attention's backward gives the same bits on 1 and 3 threads", "[threads]") {
-  attn::MultiHeadConfig config;
-  config.embed_dim = 64;
-  config.num_heads = 4;
-  attn::MultiHeadAttention mha(config);
-  mha.reset_parameters(5);
+  const attn::MultiHeadAttention mha = seeded_layer(64, 4, 5);
   const Tensor3 x = wave(2, 150, 64, 0.19f), grad = wave(2, 150, 64, 0.43f);
   attn::set_threads(1);
   const attn::MultiHeadGradients one = mha.backward(x, x, x, grad);
