@@ -1,9 +1,9 @@
-// The thread pool, the parallel fused forward and the parallel GEMM (so multi-head attention's
-// projections and backward): every result equals the one-thread result bit for bit, for 1 to 7
-// threads, on ragged shapes (query blocks of 64 and tiles of 2
-// cut anywhere) under every mask kind and with the weights; a long run of tiny calls through
-// the pool; a bad thread count. The native suite also runs under ThreadSanitizer
-// (scripts/test-native.sh), which checks the pool's synchronisation.
+// The thread pool, the parallel fused forward and backward and the parallel GEMM (so multi-head
+// attention's projections and backward): every result equals the one-thread result bit for bit, for
+// 1 to 7 threads, on ragged shapes (query blocks of 64 and tiles of 2 cut anywhere) under every
+// mask kind and with the weights; a long run of tiny calls through the pool; a bad thread count.
+// The native suite also runs under ThreadSanitizer (scripts/test-native.sh), which checks the
+// pool's synchronisation.
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -94,6 +94,31 @@ TEST_CASE("Multi-head attention gives the same bits on 1 and 4 threads", "[threa
   REQUIRE(same_bits(one.weights, four.weights));
 }
 
+TEST_CASE("The attention backward gives the same bits on 1, 2, 3 and 7 threads", "[threads]") {
+  // Three score matrices (fewer than 7 threads: some threads get none), masks and dropout.
+  const Tensor3 q = wave(3, 75, 16, 0.37f), k = wave(3, 90, 16, 0.71f), v = wave(3, 90, 5, 0.13f);
+  const Tensor3 grad = wave(3, 75, 5, 0.53f);
+  std::vector<attn::AttentionOptions> cases(3);
+  cases[1].mask.valid_lens = {0, 41, 90};
+  cases[1].mask.causal = true;
+  cases[2].dropout = 0.25f;
+  cases[2].seed = 9;
+  for (size_t c = 0; c < cases.size(); ++c) {
+    attn::set_threads(1);
+    const attn::AttentionGradients one =
+        attn::scaled_dot_product_attention_backward(q, k, v, grad, cases[c]);
+    for (int threads : {2, 3, 7}) {
+      const ThreadCount count(threads);
+      const attn::AttentionGradients many =
+          attn::scaled_dot_product_attention_backward(q, k, v, grad, cases[c]);
+      CAPTURE(c, threads);
+      REQUIRE(same_bits(one.dq, many.dq));
+      REQUIRE(same_bits(one.dk, many.dk));
+      REQUIRE(same_bits(one.dv, many.dv));
+    }
+  }
+}
+
 TEST_CASE("Matrix products give the same bits on 1, 2, 3 and 7 threads", "[threads]") {
   // Shapes off the 32 x 64 task tiles and the 2 x 16 micro-kernel tile, large enough to split.
   for (const Index m : {1, 37, 301}) {
@@ -131,8 +156,19 @@ TEST_CASE("The pool runs every task exactly once over many tiny regions", "[thre
   for (int region = 0; region < 10000; ++region) {
     const Index tasks = region % 7 + 1;
     std::fill(hits.begin(), hits.end(), 0);
-    // Each task writes only its own slot (Catch2's assertions are not thread-safe: checked after).
-    pool.run(tasks, [&](Index t, int) { hits[static_cast<size_t>(t)] += 1; });
+    // Each task writes only its own entry (Catch2's assertions are not thread-safe: checked
+    // after), and the scratch slot it was given, which must lie below min(tasks, threads).
+    std::vector<int> slots(7, -1);
+    pool.run(tasks, [&](Index t, int slot) {
+      hits[static_cast<size_t>(t)] += 1;
+      slots[static_cast<size_t>(t)] = slot;
+    });
+    for (Index t = 0; t < tasks; ++t) {
+      if (slots[static_cast<size_t>(t)] < 0 ||
+          slots[static_cast<size_t>(t)] >= std::min<Index>(tasks, 3)) {
+        FAIL("region " << region << " task " << t << " got slot " << slots[static_cast<size_t>(t)]);
+      }
+    }
     for (Index t = 0; t < 7; ++t) {
       if (hits[static_cast<size_t>(t)] != (t < tasks ? 1 : 0)) {
         FAIL("region " << region << " task " << t << " ran " << hits[static_cast<size_t>(t)]

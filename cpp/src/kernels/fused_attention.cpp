@@ -287,12 +287,12 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
   for (Index first = 0; first < q.batch; first += group) {
     const Index count = std::min(group, q.batch - first);
     const PackedBatch packed(k, v, scale, first, count);
-    pool.run(count * query_blocks, [&](Index task, int thread) {
+    pool.run(count * query_blocks, [&](Index task, int slot) {
       const Index s = first + task / query_blocks;
       const Index block = query_blocks - 1 - task % query_blocks;
       const MaskContext context{mask, s, batch, batch_heads};
       FusedForward forward(q[s].data(), packed[s - first], nq, nk, q.cols, dv, context,
-                           hidden_blocks, scratch[static_cast<size_t>(thread)]);
+                           hidden_blocks, scratch[static_cast<size_t>(slot)]);
       forward.run_block(block * kBlockQueries, output[s].data(),
                         weights ? (*weights)[s].data() : nullptr);
     });

@@ -19,6 +19,7 @@
 #include "fused_attention.hpp"
 #include "gemm.hpp"
 #include "masked_softmax.hpp"
+#include "parallel/thread_pool.hpp"
 #include "row_kernels.hpp"
 
 namespace attn::detail {
@@ -39,12 +40,48 @@ std::vector<float> packed_buffer(Index depth, Index cols) {
       static_cast<size_t>(round_up(cols, kPanel) * std::max<Index>(depth, 1)));
 }
 
-// One score matrix's backward: its operands packed once, and the strips of one query block.
+// What one thread's backward works in, sized for the batch's score matrices before any thread
+// starts, so that nothing allocates inside a parallel region.
+struct BackwardWorkspace {
+  BackwardWorkspace(Index nq, Index nk, Index d, Index dv, bool output)
+      : rows(queries_per_strip(nk)),
+        stride(round_up(std::max<Index>(nk, 1), kPanel)),
+        keys_t(packed_buffer(d, nk)),
+        values_t(packed_buffer(dv, nk)),
+        keys(packed_buffer(nk, d)),
+        queries(packed_buffer(nq, d)),
+        grad_out_panels(packed_buffer(nq, dv)),
+        values(output ? packed_buffer(nk, dv) : std::vector<float>()),
+        weights(static_cast<size_t>(rows * stride)),
+        grad_scores(weights.size()),
+        weights_t(weights.size()),
+        grad_scores_t(weights.size()),
+        no_max(static_cast<size_t>(rows), -std::numeric_limits<float>::infinity()),
+        row_max(static_cast<size_t>(rows)) {
+    masks.reserve(static_cast<size_t>(rows));
+  }
+
+  Index rows;    // queries per strip
+  Index stride;  // floats per strip row
+  // K^T (scaled) and V^T as the score GEMMs' B; K, Q, dO (and V for the output) as the B of
+  // the products that contract over keys or queries.
+  std::vector<float> keys_t, values_t, keys, queries, grad_out_panels, values;
+  // Strips [rows][stride]: P, then dS; and their transposes [nk][rows] for dK and dV.
+  std::vector<float> weights, grad_scores, weights_t, grad_scores_t;
+  // The skip rule's inputs for a strip's rows: their masks, and their max before (none: -inf)
+  // and after the visible keys are scored.
+  std::vector<RowMask> masks;
+  std::vector<float> no_max, row_max;
+};
+
+// One score matrix's backward, in a workspace: its operands packed once, then the strips of one
+// query block at a time.
 class MatrixBackward {
  public:
   MatrixBackward(const float* q, const float* k, const float* v, const float* grad_out, Index nq,
                  Index nk, Index d, Index dv, float scale, const MaskContext& mask,
-                 const Dropout& dropout, uint64_t first_weight, HiddenBlocks hidden_blocks)
+                 const Dropout& dropout, uint64_t first_weight, HiddenBlocks hidden_blocks,
+                 BackwardWorkspace& workspace)
       : q_(q),
         grad_out_(grad_out),
         nq_(nq),
@@ -57,20 +94,21 @@ class MatrixBackward {
         first_weight_(first_weight),
         masked_(!mask.mask.empty()),
         skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
-        rows_(queries_per_strip(nk)),
-        stride_(round_up(std::max<Index>(nk, 1), kPanel)),
-        keys_t_(packed_buffer(d, nk)),
-        values_t_(packed_buffer(dv, nk)),
-        keys_(packed_buffer(nk, d)),
-        queries_(packed_buffer(nq, d)),
-        grad_out_panels_(packed_buffer(nq, dv)),
-        weights_(static_cast<size_t>(rows_ * stride_)),
-        grad_scores_(weights_.size()),
-        weights_t_(weights_.size()),
-        grad_scores_t_(weights_.size()),
-        no_max_(static_cast<size_t>(rows_), -std::numeric_limits<float>::infinity()),
-        row_max_(static_cast<size_t>(rows_)) {
-    masks_.reserve(static_cast<size_t>(rows_));
+        rows_(workspace.rows),
+        stride_(workspace.stride),
+        keys_t_(workspace.keys_t),
+        values_t_(workspace.values_t),
+        keys_(workspace.keys),
+        queries_(workspace.queries),
+        grad_out_panels_(workspace.grad_out_panels),
+        values_(workspace.values),
+        weights_(workspace.weights),
+        grad_scores_(workspace.grad_scores),
+        weights_t_(workspace.weights_t),
+        grad_scores_t_(workspace.grad_scores_t),
+        masks_(workspace.masks),
+        no_max_(workspace.no_max),
+        row_max_(workspace.row_max) {
     // s q k^T: the scale rides along with packing K, as in the forward.
     f32_pack_panels(k, d, d, nk, /*transposed=*/true, keys_t_.data(), scale);
     f32_pack_panels(v, dv, dv, nk, /*transposed=*/true, values_t_.data());
@@ -86,7 +124,6 @@ class MatrixBackward {
     std::fill(dv, dv + nk_ * dv_, 0.0f);
     if (out) {
       std::fill(out, out + nq_ * dv_, 0.0f);
-      values_ = packed_buffer(nk_, dv_);
       f32_pack_panels(v, dv_, nk_, dv_, /*transposed=*/false, values_.data());
     }
     if (nk_ == 0) return;  // the output is the empty sum: nothing depends on q
@@ -186,35 +223,40 @@ class MatrixBackward {
   uint64_t first_weight_;
   bool masked_;
   bool skipping_;  // keys hidden from a whole strip are left out
-  Index rows_;     // queries per strip
-  Index stride_;   // floats per strip row
-  // K^T (scaled) and V^T as the score GEMMs' B; K, Q, dO (and V for the output) as the B of
-  // the products that contract over keys or queries.
-  std::vector<float> keys_t_, values_t_, keys_, queries_, grad_out_panels_, values_;
-  // Strips [rows][stride]: P, then dS; and their transposes [nk][rows] for dK and dV.
-  std::vector<float> weights_, grad_scores_, weights_t_, grad_scores_t_;
-  // The skip rule's inputs for a strip's rows: their masks, and their max before (none: -inf)
-  // and after the visible keys are scored.
-  std::vector<RowMask> masks_;
-  std::vector<float> no_max_, row_max_;
+  Index rows_, stride_;
+  // The workspace's buffers (BackwardWorkspace says what each holds).
+  std::vector<float>&keys_t_, &values_t_, &keys_, &queries_, &grad_out_panels_, &values_;
+  std::vector<float>&weights_, &grad_scores_, &weights_t_, &grad_scores_t_;
+  std::vector<RowMask>& masks_;
+  std::vector<float>&no_max_, &row_max_;
 };
 
 }  // namespace
 
+// Tasks are the score matrices, each writing only its own dq, dk, dv (and output), so the
+// result does not depend on the thread count; each thread works in a workspace of its own.
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,
                               MutableBatch dv, const MutableBatch* output,
                               HiddenBlocks hidden_blocks) {
   const Index batch = q.batch / batch_heads;
-  for (Index s = 0; s < q.batch; ++s) {
+  ThreadPool& pool = thread_pool();
+  const Index workspaces = std::min<Index>(pool.threads(), q.batch);
+  std::vector<BackwardWorkspace> workspace;
+  workspace.reserve(static_cast<size_t>(workspaces));
+  for (Index t = 0; t < workspaces; ++t) {
+    workspace.emplace_back(q.rows, k.rows, q.cols, v.cols, output != nullptr);
+  }
+  pool.run(q.batch, [&](Index s, int slot) {
     const MaskContext context{mask, s, batch, batch_heads};
     MatrixBackward matrix(q[s].data(), k[s].data(), v[s].data(), grad_output[s].data(), q.rows,
                           k.rows, q.cols, v.cols, scale, context, dropout,
-                          static_cast<uint64_t>(s * q.rows * k.rows), hidden_blocks);
+                          static_cast<uint64_t>(s * q.rows * k.rows), hidden_blocks,
+                          workspace[static_cast<size_t>(slot)]);
     matrix.run(v[s].data(), dq[s].data(), dk[s].data(), dv[s].data(),
                output ? (*output)[s].data() : nullptr);
-  }
+  });
 }
 
 }  // namespace attn::detail

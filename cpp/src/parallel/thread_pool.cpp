@@ -23,7 +23,7 @@ thread_local bool ThreadPool::inside_region_ = false;
 
 ThreadPool::ThreadPool(int threads) {
   workers_.reserve(static_cast<size_t>(threads - 1));
-  for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { work(t); });
+  for (int t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -36,11 +36,13 @@ ThreadPool::~ThreadPool() {
   for (std::thread& worker : workers_) worker.join();
 }
 
-void ThreadPool::claim_tasks(int thread) {
+void ThreadPool::claim_tasks() {
   inside_region_ = true;
+  int slot = -1;  // taken with the first task: only threads that get work use a slot
   for (Index t = next_.fetch_add(1, std::memory_order_relaxed); t < count_;
        t = next_.fetch_add(1, std::memory_order_relaxed)) {
-    call_(context_, t, thread);
+    if (slot < 0) slot = slots_.fetch_add(1, std::memory_order_relaxed);
+    call_(context_, t, slot);
   }
   inside_region_ = false;
 }
@@ -52,16 +54,17 @@ void ThreadPool::run_region(Index count, void* context, Trampoline call) {
     call_ = call;
     count_ = count;
     next_.store(0, std::memory_order_relaxed);
+    slots_.store(0, std::memory_order_relaxed);
     busy_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
-  claim_tasks(0);
+  claim_tasks();
   // The region ends when every worker has left it: their writes are then visible here.
   while (busy_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
 }
 
-void ThreadPool::work(int thread) {
+void ThreadPool::work() {
   uint64_t seen = 0;
   for (;;) {
     // Spin for the next region, then sleep until one is published.
@@ -77,7 +80,7 @@ void ThreadPool::work(int thread) {
       seen = generation_.load(std::memory_order_acquire);
       if (stopping_) return;
     }
-    claim_tasks(thread);
+    claim_tasks();
     busy_.fetch_sub(1, std::memory_order_acq_rel);
   }
 }

@@ -27,9 +27,11 @@ class ThreadPool {
   // Threads that run a region's tasks, the caller included.
   int threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Calls task(t, thread) for every t in [0, count), thread in [0, threads()) naming the slot of
-  // per-thread scratch the call may use; returns once all have returned. Runs inline, in order,
-  // with one thread, for a single task, or when called from inside a region (no nesting).
+  // Calls task(t, slot) for every t in [0, count); returns once all have returned. slot, in
+  // [0, min(count, threads())), names the per-thread scratch the call may use: each thread that
+  // takes part gets one of its own, so a caller sizes min(count, threads()) scratch slots.
+  // Runs inline, in order, with one thread, for a single task, or when called from inside a
+  // region (no nesting).
   template <typename Task>
   void run(Index count, Task&& task) {
     if (count <= 0) return;
@@ -45,8 +47,8 @@ class ThreadPool {
  private:
   using Trampoline = void (*)(void* context, Index task, int thread);
   void run_region(Index count, void* context, Trampoline call);
-  void work(int thread);
-  void claim_tasks(int thread);
+  void work();
+  void claim_tasks();
 
   std::vector<std::thread> workers_;
   // The current region: published under mutex_ with a new generation, read by the workers.
@@ -54,6 +56,7 @@ class ThreadPool {
   Trampoline call_ = nullptr;
   Index count_ = 0;
   std::atomic<Index> next_{0};           // the next unclaimed task
+  std::atomic<int> slots_{0};            // scratch slots handed out in the current region
   std::atomic<int> busy_{0};             // workers still in the current region
   std::atomic<uint64_t> generation_{0};  // bumped once per region
   bool stopping_ = false;
