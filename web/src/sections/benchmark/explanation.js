@@ -12,7 +12,7 @@ $[1, n, d]$ in float32 (self-attention sized: $n$ queries against $n$ keys), in 
 package's WebAssembly build with 128-bit SIMD (twice where your browser has relaxed SIMD: see
 below), its scalar build (the same C++ compiled without
 SIMD) and plain JavaScript (the obvious loops over <code>Float32Array</code>s). The wasm call runs
-the <strong>fused kernel</strong>: scores a tile of keys at a time, softmaxed online and pooled into
+the <strong>fused kernel</strong>: scores a block of 128 keys at a time, softmaxed online and pooled into
 the output at once, so no $n \\times n$ matrix is ever stored; the time includes copying $Q, K, V$
 into wasm memory and the output back.</p>
 <p>Everything runs on <strong>one thread</strong>, a Web Worker, so this page keeps drawing while
