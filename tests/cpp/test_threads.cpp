@@ -1,9 +1,9 @@
-// The thread pool, the parallel fused forward and backward and the parallel GEMM (so multi-head
-// attention's projections and backward): every result equals the one-thread result bit for bit, for
-// 1 to 7 threads, on ragged shapes (query blocks of 64 and tiles of 2 cut anywhere) under every
-// mask kind and with the weights; a long run of tiny calls through the pool; a bad thread count.
-// The native suite also runs under ThreadSanitizer (scripts/test-native.sh), which checks the
-// pool's synchronisation.
+// The thread pool, the parallel fused forward and backward, KV-cache decoding and the parallel
+// GEMM (so multi-head attention's projections and backward): every result equals the one-thread
+// result bit for bit, for 1 to 7 threads, on ragged shapes (query blocks of 64 and tiles of 2 cut
+// anywhere) under every mask kind and with the weights; a long run of tiny calls through the pool;
+// a bad thread count. The native suite also runs under ThreadSanitizer (scripts/test-native.sh),
+// which checks the pool's synchronisation.
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "attn/attention.hpp"
+#include "attn/kv_cache.hpp"
 #include "attn/multi_head_attention.hpp"
 #include "attn/threads.hpp"
 #include "kernels/gemm.hpp"
@@ -115,6 +116,27 @@ TEST_CASE("The attention backward gives the same bits on 1, 2, 3 and 7 threads",
       REQUIRE(same_bits(one.dq, many.dq));
       REQUIRE(same_bits(one.dk, many.dk));
       REQUIRE(same_bits(one.dv, many.dv));
+    }
+  }
+}
+
+TEST_CASE("KV-cache decoding gives the same bits on 1, 2 and 5 threads", "[threads]") {
+  // 2 batch rows x 3 heads over 300 cached positions; one query per head (a decode step) and
+  // four (causal among themselves).
+  attn::KVCache cache(
+      {/*batch=*/2, /*heads=*/3, /*head_dim=*/16, /*value_dim=*/8, /*capacity=*/64});
+  const Tensor3 k = wave(1, 6 * 300, 16, 0.37f), v = wave(1, 6 * 300, 8, 0.11f);
+  cache.append(k.data.data(), {2, 3, 300, 16}, v.data.data(), {2, 3, 300, 8});
+  for (const Index nq : {1, 4}) {
+    const Tensor3 q = wave(1, 6 * nq, 16, 0.29f);
+    Tensor3 one(1, 6 * nq, 8), many(1, 6 * nq, 8);
+    attn::set_threads(1);
+    cache.attend(q.data.data(), {2, 3, nq, 16}, one.data.data());
+    for (int threads : {2, 5}) {
+      const ThreadCount count(threads);
+      cache.attend(q.data.data(), {2, 3, nq, 16}, many.data.data());
+      CAPTURE(nq, threads);
+      REQUIRE(same_bits(one, many));
     }
   }
 }

@@ -161,16 +161,11 @@ void KVCache::attend(const float* q, const std::vector<Index>& q_shape, float* o
     }
   }
   // The scale goes into the queries (the cached keys are kept unscaled).
-  std::vector<float> scaled(static_cast<size_t>(nq * d));
-  for (Index m = 0; m < sequences(); ++m) {
-    const float* query = q + m * nq * d;
-    for (Index t = 0; t < nq * d; ++t) scaled[static_cast<size_t>(t)] = query[t] * s;
-    const detail::MaskContext context{mask, m, batch, heads};
-    const detail::PackedKeysValues kv{keys_.data() + m * key_floats(capacity_),
-                                      values_.data() + m * value_floats(capacity_), capacity_};
-    detail::f32_attention_fused_packed(scaled.data(), kv, nq, length_, d, dv, context,
-                                       out + m * nq * dv, nullptr);
-  }
+  std::vector<float> scaled(static_cast<size_t>(sequences() * nq * d));
+  for (size_t t = 0; t < scaled.size(); ++t) scaled[t] = q[t] * s;
+  detail::attention_fused_packed(scaled.data(), {keys_.data(), values_.data(), capacity_},
+                                 key_floats(capacity_), value_floats(capacity_), sequences(), nq,
+                                 length_, d, dv, mask, heads, out);
 }
 
 void KVCache::truncate(Index n) {

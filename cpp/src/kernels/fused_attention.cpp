@@ -230,6 +230,26 @@ void f32_attention_fused_packed(const float* q, const PackedKeysValues& kv, Inde
   for (Index start = 0; start < nq; start += kBlockQueries) forward.run_block(start, out, weights);
 }
 
+void attention_fused_packed(const float* q, const PackedKeysValues& first, Index key_step,
+                            Index value_step, Index count, Index nq, Index nk, Index d, Index dv,
+                            const Mask& mask, Index batch_heads, float* out) {
+  std::fill(out, out + count * nq * dv, 0.0f);
+  if (nk == 0 || nq == 0) return;  // no keys: the empty sum
+  ThreadPool& pool = thread_pool();
+  std::vector<FusedScratch> scratch(static_cast<size_t>(std::min<Index>(pool.threads(), count)),
+                                    FusedScratch(nk, /*weights=*/false));
+  pool.run(count, [&](Index m, int slot) {
+    const PackedKeysValues kv{first.keys + m * key_step, first.values + m * value_step,
+                              first.stride};
+    const MaskContext context{mask, m, count / batch_heads, batch_heads};
+    FusedForward forward(q + m * nq * d, kv, nq, nk, d, dv, context, HiddenBlocks::Skip,
+                         scratch[static_cast<size_t>(slot)]);
+    for (Index start = 0; start < nq; start += kBlockQueries) {
+      forward.run_block(start, out + m * nq * dv, nullptr);
+    }
+  });
+}
+
 namespace {
 
 // K and V of score matrices [first, first + count) of a batch, packed as the fused kernel reads

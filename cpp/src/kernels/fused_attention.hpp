@@ -39,6 +39,14 @@ void f32_attention_fused_packed(const float* q, const PackedKeysValues& kv, Inde
                                 Index d, Index dv, const MaskContext& mask, float* out,
                                 float* weights, HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
 
+// f32_attention_fused_packed for score matrices m = 0 .. count - 1 whose packed K and V lie
+// key_step and value_step floats apart from `first` (a KV cache's sequences), split across the
+// thread pool one matrix a task: q [count, nq, d] (scaled already) -> out [count, nq, dv], the
+// mask of matrix m resolved as {mask, m, count / batch_heads, batch_heads}.
+void attention_fused_packed(const float* q, const PackedKeysValues& first, Index key_step,
+                            Index value_step, Index count, Index nq, Index nk, Index d, Index dv,
+                            const Mask& mask, Index batch_heads, float* out);
+
 // The batched form: every matrix s of q/k/v [batch * batch_heads, n, d] in turn.
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
                      Index batch_heads, MutableBatch output, const MutableBatch* weights,
