@@ -218,21 +218,11 @@ class FusedForward {
 
 }  // namespace
 
-void f32_attention_fused_packed(const float* q, const PackedKeysValues& kv, Index nq, Index nk,
-                                Index d, Index dv, const MaskContext& mask, float* out,
-                                float* weights, HiddenBlocks hidden_blocks) {
-  assert(nq >= 0 && nk >= 0 && d >= 0 && dv >= 0 && kv.stride >= nk);
-  assert((nq == 0 || dv == 0 || out) && (nk == 0 || (kv.keys && kv.values)));
-  std::fill(out, out + nq * dv, 0.0f);
-  if (nk == 0) return;  // no keys: the empty sum, as the unfused path gives
-  FusedScratch scratch(nk, weights != nullptr);
-  FusedForward forward(q, kv, nq, nk, d, dv, mask, hidden_blocks, scratch);
-  for (Index start = 0; start < nq; start += kBlockQueries) forward.run_block(start, out, weights);
-}
-
 void attention_fused_packed(const float* q, const PackedKeysValues& first, Index key_step,
                             Index value_step, Index count, Index nq, Index nk, Index d, Index dv,
                             const Mask& mask, Index batch_heads, float* out) {
+  assert(count >= 0 && nq >= 0 && nk >= 0 && d >= 0 && dv >= 0 && first.stride >= nk);
+  assert((count * nq * dv == 0 || out) && (nk == 0 || (first.keys && first.values)));
   std::fill(out, out + count * nq * dv, 0.0f);
   if (nk == 0 || nq == 0) return;  // no keys: the empty sum
   ThreadPool& pool = thread_pool();
@@ -281,13 +271,6 @@ class PackedBatch {
 
 }  // namespace
 
-void f32_attention_fused(const float* q, const float* k, const float* v, Index nq, Index nk,
-                         Index d, Index dv, float scale, const MaskContext& mask, float* out,
-                         float* weights, HiddenBlocks hidden_blocks) {
-  const PackedBatch packed({k, 1, nk, d}, {v, 1, nk, dv}, scale, 0, 1);
-  f32_attention_fused_packed(q, packed[0], nq, nk, d, dv, mask, out, weights, hidden_blocks);
-}
-
 // Tasks are (score matrix, query block) pairs, each writing only its own rows of the output and
 // weights, so the result does not depend on the thread count. Matrices go in groups of as many
 // as there are threads, so that the packed K and V held at once stay a group's, not the batch's.
@@ -301,9 +284,10 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
   if (nk == 0 || nq == 0) return;  // no keys: the empty sum, as the unfused path gives
   ThreadPool& pool = thread_pool();
   const Index group = pool.threads();
-  std::vector<FusedScratch> scratch(static_cast<size_t>(pool.threads()),
-                                    FusedScratch(nk, weights != nullptr));
   const Index query_blocks = round_up(nq, kBlockQueries) / kBlockQueries;
+  const Index slots = std::min<Index>(pool.threads(), std::min(group, q.batch) * query_blocks);
+  std::vector<FusedScratch> scratch(static_cast<size_t>(slots),
+                                    FusedScratch(nk, weights != nullptr));
   for (Index first = 0; first < q.batch; first += group) {
     const Index count = std::min(group, q.batch - first);
     const PackedBatch packed(k, v, scale, first, count);

@@ -1,7 +1,7 @@
 #pragma once
 // Scaled dot-product attention fused into one pass over the keys (flash-style): scores are
-// computed a tile at a time, softmaxed online (running max and sum, rescaling what was pooled
-// so far when the max grows) and pooled into the output at once, so no [nq, nk] score matrix
+// computed a block of 128 keys at a time, softmaxed online (running max and sum, rescaling what was
+// pooled so far when the max grows) and pooled into the output at once, so no [nq, nk] score matrix
 // exists unless the weights are asked for. Memory is O((nq + nk) d).
 
 #include "attn/mask.hpp"
@@ -15,15 +15,6 @@ namespace attn::detail {
 // results are the same bit for bit either way; Compute exists so that tests can show it.
 enum class HiddenBlocks { Skip, Compute };
 
-// One score matrix: q [nq, d], k [nk, d], v [nk, dv] (row-major) -> out [nq, dv], and, when
-// weights is non-null, the softmax weights [nq, nk]. The mask must already be validated. Key blocks
-// are the same with and without weights (so is the output); the weights are each block's exp(s -
-// running max) kept as the pass goes and normalised in one sweep per row once its max and sum are
-// final.
-void f32_attention_fused(const float* q, const float* k, const float* v, Index nq, Index nk,
-                         Index d, Index dv, float scale, const MaskContext& mask, float* out,
-                         float* weights, HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
-
 // K and V as the fused kernel reads them: keys as panels of 16 keys, each [d][16] and
 // zero-padded past nk (f32_pack_panels of K, transposed), key j0's panel at keys + j0 * d; values
 // as panels of 16 columns, each [stride][16] (stride >= nk), column c's panel at
@@ -34,20 +25,20 @@ struct PackedKeysValues {
   Index stride;
 };
 
-// f32_attention_fused on operands packed beforehand (the KV cache keeps them packed).
-void f32_attention_fused_packed(const float* q, const PackedKeysValues& kv, Index nq, Index nk,
-                                Index d, Index dv, const MaskContext& mask, float* out,
-                                float* weights, HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
-
-// f32_attention_fused_packed for score matrices m = 0 .. count - 1 whose packed K and V lie
-// key_step and value_step floats apart from `first` (a KV cache's sequences), split across the
-// thread pool one matrix a task: q [count, nq, d] (scaled already) -> out [count, nq, dv], the
-// mask of matrix m resolved as {mask, m, count / batch_heads, batch_heads}.
+// Score matrices m = 0 .. count - 1 on K and V packed beforehand (a KV cache keeps them so),
+// matrix m's at key_step and value_step floats past `first`: q [count, nq, d] (scaled already)
+// -> out [count, nq, dv], the mask of matrix m resolved as {mask, m, count / batch_heads,
+// batch_heads} and already validated. Split across the thread pool one matrix a task.
 void attention_fused_packed(const float* q, const PackedKeysValues& first, Index key_step,
                             Index value_step, Index count, Index nq, Index nk, Index d, Index dv,
                             const Mask& mask, Index batch_heads, float* out);
 
-// The batched form: every matrix s of q/k/v [batch * batch_heads, n, d] in turn.
+// Every score matrix s of q [batch * batch_heads, nq, d], k [.., nk, d], v [.., nk, dv] ->
+// output [.., nq, dv], and, when weights is non-null, the softmax weights [.., nq, nk]; the mask
+// must already be validated. Key blocks are the same with and without weights (so is the
+// output); the weights are each block's exp(s - running max) kept as the pass goes and
+// normalised in one sweep per row once its max and sum are final. Split across the thread pool
+// in (matrix, 64-query block) tasks.
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
                      Index batch_heads, MutableBatch output, const MutableBatch* weights,
                      HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
