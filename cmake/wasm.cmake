@@ -7,14 +7,28 @@ set(attn_wasm_compile_flags
 if(ATTN_SIMD)
   list(APPEND attn_wasm_compile_flags -msimd128)  # SIMD128 intrinsics and autovectorisation
 endif()
+if(ATTN_WASM_THREADS)
+  list(APPEND attn_wasm_compile_flags -pthread)  # a shared memory, atomics, the pool on pthreads
+endif()
 target_compile_options(attn PUBLIC ${attn_wasm_compile_flags})
 
 set(ATTN_WASM_NAME "attention" CACHE STRING "Base name of the .mjs/.wasm pair")
 if(ATTN_SIMD)
   # The loops of the matrix products with fused multiply-add, loaded by web/lib/relaxed.js.
   include(cmake/relaxed.cmake)
+  set(attn_relaxed_memory)
+  if(ATTN_WASM_THREADS)
+    set(attn_relaxed_memory SHARED_MEMORY)
+  endif()
   attn_relaxed_module(attn_relaxed ${CMAKE_CURRENT_SOURCE_DIR}/cpp/relaxed/relaxed_loops.cpp
-    ${CMAKE_CURRENT_BINARY_DIR}/${ATTN_WASM_NAME}-relaxed.wasm ALL)
+    ${CMAKE_CURRENT_BINARY_DIR}/${ATTN_WASM_NAME}-relaxed.wasm ALL ${attn_relaxed_memory})
+endif()
+
+# What the glue's Node paths find as require and __dirname (see each file).
+if(ATTN_WASM_THREADS)
+  set(attn_glue_prelude ${CMAKE_CURRENT_SOURCE_DIR}/cmake/glue-prelude-threads.js)
+else()
+  set(attn_glue_prelude ${CMAKE_CURRENT_SOURCE_DIR}/cmake/glue-prelude.js)
 endif()
 
 add_executable(attn_wasm cpp/bindings/embind.cpp cpp/bindings/models.cpp
@@ -35,13 +49,14 @@ target_link_options(attn_wasm PRIVATE
   -sMAXIMUM_MEMORY=4GB        # the whole 32-bit address space
   -sNODEJS_CATCH_EXIT=0       # a library must not install process-wide handlers in Node
   -sNODEJS_CATCH_REJECTION=0
-  -sALLOW_TABLE_GROWTH=1      # web/lib/relaxed.js adds the relaxed module's functions
   -sEXPORTED_FUNCTIONS=_malloc,_free
   -sINCOMING_MODULE_JS_API=wasmBinary,locateFile
-  --extern-pre-js=${CMAKE_CURRENT_SOURCE_DIR}/cmake/glue-prelude.js
+  --extern-pre-js=${attn_glue_prelude}
 )
-set_property(TARGET attn_wasm APPEND PROPERTY LINK_DEPENDS
-  ${CMAKE_CURRENT_SOURCE_DIR}/cmake/glue-prelude.js)
+set_property(TARGET attn_wasm APPEND PROPERTY LINK_DEPENDS ${attn_glue_prelude})
+if(ATTN_WASM_THREADS)
+  include(cmake/wasm-threads.cmake)
+endif()
 
 # The Catch2 micro-kernel test (tests/cpp/test_microkernels.cpp) as a node program, for the wasm
 # build this directory holds (SIMD or scalar kernels): scripts/test-wasm-microkernels.sh builds

@@ -1,5 +1,7 @@
 // A small static file server for the built page (and the browser tests): no dependencies,
-// loopback only, correct MIME types for .wasm and .mjs.
+// loopback only, correct MIME types for .wasm and .mjs, and the two headers that make the page
+// cross-origin isolated, so that the package runs on threads there (docs/threads.md); the
+// browser tests also serve without them (isolated: false), as a host that cannot set headers.
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -12,7 +14,13 @@ const TYPES = {
   '.ttf': 'font/ttf', '.ico': 'image/x-icon',
 };
 
-export function serve(root, port = 0, host = '127.0.0.1') {
+export const ISOLATION_HEADERS = Object.freeze({
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-embedder-policy': 'require-corp',
+});
+
+export function serve(root, port = 0, host = '127.0.0.1', { isolated = true } = {}) {
+  const headers = isolated ? ISOLATION_HEADERS : {};
   const base = resolve(root);
   const server = createServer(async (request, response) => {
     const path = decodeURIComponent(new URL(request.url, 'http://x').pathname);
@@ -28,7 +36,7 @@ export function serve(root, port = 0, host = '127.0.0.1') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
-    response.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+    response.writeHead(200, { ...headers, 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
     createReadStream(file).pipe(response);
   });
   return new Promise((done) => server.listen(port, host, () => done(server)));

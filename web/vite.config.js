@@ -4,6 +4,8 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
+import { ISOLATION_HEADERS } from '../scripts/serve.js';
+
 const repo = (path) => fileURLToPath(new URL(`../${path}`, import.meta.url));
 
 export default defineConfig({
@@ -12,10 +14,13 @@ export default defineConfig({
   resolve: {
     alias: { 'attention-wasm': repo('dist/index.js') },
   },
+  // Cross-origin isolated, as `npm start` serves it, so that the package runs on threads.
   server: {
     port: Number(process.env.PORT ?? 8080),
     fs: { allow: [repo('.')] },
+    headers: ISOLATION_HEADERS,
   },
+  preview: { headers: ISOLATION_HEADERS },
   // The sections' workers (benchmark/worker.js, bahdanau/train-worker.js) are module workers;
   // the package they load imports its wasm glue dynamically, which needs ES-module output.
   worker: { format: 'es' },

@@ -125,6 +125,12 @@ Status positionalEncoding(int n, int d, uintptr_t out) {
   });
 }
 
+// The pool's thread count (web/lib/index.js, once at load and at dispose); an error when the
+// build cannot start threads (a thread the pool cannot create is a std::system_error).
+Status setThreads(int threads) {
+  return guarded([&] { attn::set_threads(threads); });
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attention) {
@@ -168,4 +174,5 @@ EMSCRIPTEN_BINDINGS(attention) {
   function("positionalEncoding", &positionalEncoding);
   function("scaledDotProductAttentionBackward", &scaledDotProductAttentionBackward);
   function("additiveAttentionBackward", &additiveAttentionBackward);
+  function("setThreads", &setThreads);
 }

@@ -133,17 +133,19 @@ async function loadTfjs() {
 // ---- onnxruntime-web, wasm backend ----------------------------------------------------------------
 const ORT_OPTIONS = { executionProviders: ['wasm'], graphOptimizationLevel: 'all' };
 
-async function loadOrtModule() {
+// numThreads is fixed once per process (the first session starts ORT's pool): the threads section
+// (threads.js) runs each count in a process of its own.
+async function loadOrtModule({ threads = 1 } = {}) {
   const ort = await import('onnxruntime-web'); // Node export: dist/ort.node.min.mjs + the .wasm beside it
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = threads;
   ort.env.wasm.simd = true;
   ort.env.wasm.proxy = false;
   ort.env.logLevel = 'error';
   return ort;
 }
 
-async function loadOrt() {
-  const ort = await loadOrtModule();
+async function loadOrt({ threads } = {}) {
+  const ort = await loadOrtModule({ threads });
   const options = ORT_OPTIONS;
 
   const runner = (name, buildModel, inputNames, shapeOf, extra = {}) => {
@@ -191,10 +193,10 @@ export function expectClose(what, got, want) {
 
 export const MHA_CHECK_N = 17;
 
-export async function loadMhaPeers({ embedDim: E, numHeads: heads, dict, log = console.log }) {
+export async function loadMhaPeers({ embedDim: E, numHeads: heads, dict, log = console.log, threads = 1 }) {
   let ort;
   try {
-    ort = await loadOrtModule();
+    ort = await loadOrtModule({ threads });
   } catch (e) {
     log(`peers: leaving out onnxruntime-web (multi-head): ${oneLine(e)}`);
     return [];
@@ -239,13 +241,16 @@ export async function loadMhaPeers({ embedDim: E, numHeads: heads, dict, log = c
 // ---- loading -----------------------------------------------------------------------------------
 export const oneLine = (e) => String(e?.message ?? e).split('\n')[0].slice(0, 200);
 
-export async function loadPeers({ log = console.log } = {}) {
+// `threads` > 1 loads onnxruntime-web alone, on that many threads: tfjs-wasm has no threads in
+// Node (its probe reports no thread support there, tensorflow/tfjs#3830).
+export async function loadPeers({ log = console.log, threads = 1 } = {}) {
   const peers = [];
   const small = attentionTask(33, 64, 7);
-  for (const [label, load] of [['tfjs-backend-wasm', loadTfjs], ['onnxruntime-web', loadOrt]]) {
+  const libraries = [['tfjs-backend-wasm', loadTfjs], ['onnxruntime-web', loadOrt]];
+  for (const [label, load] of threads === 1 ? libraries : libraries.slice(1)) {
     let runners;
     try {
-      runners = await load();
+      runners = await load({ threads });
     } catch (e) {
       log(`peers: leaving out ${label}: ${oneLine(e)}`);
       continue;

@@ -1,4 +1,4 @@
-// `npm run bench`: one run, side by side, single thread, float32:
+// `npm run bench`: one run, side by side, float32, single thread but for section 6:
 //   1. attention O = softmax(Q Kᵀ/√d) V on [1, n, d]: our SIMD build with its relaxed-SIMD loops
 //      (the default load; Node 20 needs --experimental-wasm-relaxed-simd, which npm run bench
 //      passes) and without them (SIMD128 only), our scalar build, plain JS, the peers that are
@@ -16,7 +16,9 @@
 //      and V and against tfjs-wasm, SDPA against the 2x16 GEMM micro-kernel measured in-process;
 //      seq2seq.js: a training step of d2l's encoder-decoder with Bahdanau attention, ours beside
 //      PyTorch CPU with one thread;
-//   6. one summary line per performance goal.
+//   6. threads (threads.js): ours on 1, 2 and every core against onnxruntime-web at the same
+//      thread count, a process per count;
+//   7. one summary line per performance goal.
 // Every runner's output is checked (float64 reference, or our output) before it is timed; a
 // disagreement (max abs diff > 1e-3) throws. Writes JSON and an SVG chart to build/bench/.
 // --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences.
@@ -50,6 +52,7 @@ import { runMaskedSection } from './masked.js';
 import { runWeightsSection } from './weights.js';
 import { runDecodeSection } from './decode.js';
 import { runPeakSection } from './peak.js';
+import { runThreadsSection } from './threads.js';
 import { attentionFlops, mhaFlops, measureInTurns } from './timing.js';
 
 const started = performance.now();
@@ -70,7 +73,7 @@ const fmt = (x, digits = 1) => (x === undefined ? '—' : x.toFixed(digits));
 // A fresh instance of our module and the WebAssembly.Memory it exports.
 async function loadOurs(options) {
   const before = memories.length;
-  const attn = await loadAttention(options);
+  const attn = await loadAttention({ threads: 1, ...options }); // the single-thread sections
   if (memories.length !== before + 1) throw new Error(`expected one new WebAssembly.Memory from loadAttention, got ${memories.length - before}`);
   return { attn, memory: memories[before] };
 }
@@ -323,7 +326,11 @@ if (!quick) {
     console.log(`  n = ${n}, d = ${LONG_D}: peak ${MiB(m.peakBytes)} (run took ${(Math.min(...m.ms) / 1000).toFixed(2)} s)`);
   }
 }
-// ---- 6. goals --------------------------------------------------------------------------------------
+// ---- 6. threads (threads.js): each thread count in a process of its own, after every single-thread
+// section, so that no worker of ours or of a peer runs beside them ------------------------------------
+const threads = await runThreadsSection({ quick });
+
+// ---- 7. goals --------------------------------------------------------------------------------------
 const summary = [];
 const goalLine = (label, list, n, extra = (r) => r.n === n) => {
   const ours = list.find((r) => r.runner === SIMD && extra(r));
@@ -344,7 +351,7 @@ if (long) {
     `peers: ${long.peers.map((p) => `${p.runner} ${p.status}`).join(', ')}`);
 }
 summary.push(...backward.summary, ...masked.summary, ...weights.summary, ...decode.summary, ...peak.summary,
-  ...seq2seq.summary);
+  ...seq2seq.summary, ...threads.summary);
 console.log('\nSummary');
 for (const s of summary) console.log(`  ${s}`);
 
@@ -354,7 +361,7 @@ writeFileSync('build/bench/results.json', JSON.stringify({
   mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long,
   backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory },
   masked: masked.results, weights: weights.results, decode: decode.results,
-  peak: { microkernels: peak.microkernels, sdpa: peak.results }, seq2seq: seq2seq.results, summary,
+  peak: { microkernels: peak.microkernels, sdpa: peak.results }, seq2seq: seq2seq.results, threads: threads.results, summary,
 }, null, 2));
 writeFileSync('build/bench/chart.svg', renderChart([
   ...widths.map((d) => ({ title: `attention [1, n, ${d}], GFLOP/s (higher is better)`, results: results.filter((r) => r.d === d) })),

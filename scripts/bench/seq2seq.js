@@ -30,7 +30,7 @@ export const SIZES = [
 
 // A padded batch as d2l makes them: sources of 2..steps tokens ending in eos, targets likewise,
 // target input = bos then the target shifted right.
-function batchOf(batch, steps, vocab, seed) {
+export function batchOf(batch, steps, vocab, seed) {
   const rand = uniform(seed);
   const sequence = () => {
     const n = 2 + Math.floor(rand() * (steps - 1));

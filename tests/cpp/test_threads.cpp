@@ -2,12 +2,17 @@
 // GEMM (so multi-head attention's projections and backward): every result equals the one-thread
 // result bit for bit, for 1 to 7 threads, on ragged shapes (query blocks of 64 and tiles of 2 cut
 // anywhere) under every mask kind and with the weights; a long run of tiny calls through the pool;
-// a bad thread count. The native suite also runs under ThreadSanitizer (scripts/test-native.sh),
-// which checks the pool's synchronisation.
+// a bad thread count; the worker setup the wasm package installs its relaxed loops with. The native
+// suite also runs under ThreadSanitizer (scripts/test-native.sh), which checks the pool's
+// synchronisation.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "attn/attention.hpp"
@@ -205,4 +210,47 @@ TEST_CASE("A thread count below 1 is rejected and the pool keeps its count", "[t
   REQUIRE_THROWS_WITH(attn::set_threads(0), "threads: expected an integer >= 1, got 0");
   REQUIRE_THROWS_WITH(attn::set_threads(-1), "threads: expected an integer >= 1, got -1");
   REQUIRE(attn::threads() == 2);
+}
+
+namespace {
+
+// Every worker thread that ran the setup (set_worker_setup), recorded as it starts.
+std::mutex setup_mutex;
+std::vector<std::thread::id> set_up;
+
+void record_setup() {
+  const std::lock_guard<std::mutex> lock(setup_mutex);
+  set_up.push_back(std::this_thread::get_id());
+}
+
+}  // namespace
+
+TEST_CASE("Each worker runs the worker setup before its first task", "[threads]") {
+  attn::detail::set_worker_setup(&record_setup);
+  const ThreadCount count(4);
+  attn::detail::set_worker_setup(nullptr);
+  // Which threads ran tasks, per task: only the caller may run one without the setup.
+  std::vector<std::thread::id> ran(64);
+  std::vector<int> prepared(64);
+  int workers_ran = 0;
+  for (int region = 0; region < 200; ++region) {
+    attn::detail::thread_pool().run(64, [&](Index t, int) {
+      // Long enough that the workers join before the caller has claimed every task.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+      while (std::chrono::steady_clock::now() < until) {
+      }
+      ran[static_cast<size_t>(t)] = std::this_thread::get_id();
+      const std::lock_guard<std::mutex> lock(setup_mutex);
+      prepared[static_cast<size_t>(t)] =
+          std::find(set_up.begin(), set_up.end(), ran[static_cast<size_t>(t)]) != set_up.end();
+    });
+    for (size_t t = 0; t < ran.size(); ++t) {
+      if (ran[t] == std::this_thread::get_id()) continue;
+      REQUIRE(prepared[t] == 1);
+      ++workers_ran;
+    }
+  }
+  const std::lock_guard<std::mutex> lock(setup_mutex);
+  CHECK(set_up.size() <= 3);
+  CHECK(workers_ran > 0);
 }

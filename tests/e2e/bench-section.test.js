@@ -9,8 +9,9 @@ import { DESKTOP, PHONE, SHOTS, screenshotOf, useBuiltSite } from './site.js';
 
 const SMALL = 'bench.n=64,128';
 // Chromium validates relaxed SIMD: the SIMD row has fused multiply-add, and a row without it.
-const RUNNERS = ['simd', 'simd128', 'scalar', 'js', 'causal', 'quarter'];
-const RATIOS = ['simd/simd128', 'simd/scalar', 'simd/js', 'causal/simd', 'quarter/simd'];
+// The site is served cross-origin isolated on a machine with more than one core: a threads row.
+const RUNNERS = ['simd', 'simd128', 'threads', 'scalar', 'js', 'causal', 'quarter'];
+const RATIOS = ['threads/simd', 'simd/simd128', 'simd/scalar', 'simd/js', 'causal/simd', 'quarter/simd'];
 const DECODE_SIZES = ['256', '1024', '4096'];
 
 const site = useBuiltSite({ hash: '#benchmark' });
@@ -143,7 +144,7 @@ describe('section 6: the benchmark', () => {
     // The worker checks every runner's output on three rows against plain JS in double precision,
     // over the keys each row sees.
     const diffs = await page.$$eval('#benchmark [data-plot="bench-table"] td[data-max-diff]', (tds) => tds.map((td) => Number(td.dataset.maxDiff)));
-    assert.equal(diffs.length, 12);
+    assert.equal(diffs.length, 14);
     for (const diff of diffs) assert.ok(diff < 1e-4, `outputs differ by ${diff}`);
     assert.match(await page.textContent('#benchmark .bench-status'), /Every output agrees with plain JS in double precision/);
     const progressUpdates = await page.$eval('#benchmark', (s) => Number(s.dataset.progressUpdates));
@@ -151,12 +152,13 @@ describe('section 6: the benchmark', () => {
     assert.equal(await page.$eval('#benchmark progress', (p) => p.value === p.max), true);
     // The chart: one line and one end label per runner.
     assert.ok(await page.$('[data-plot="bench-chart"] svg'), 'chart drawn');
-    assert.equal(await page.$$eval('[data-plot="bench-chart"] g[aria-label="line"]', (g) => g.length), 6);
+    assert.equal(await page.$$eval('[data-plot="bench-chart"] g[aria-label="line"]', (g) => g.length), 7);
     const labels = await page.$$eval('[data-plot="bench-chart"] g[aria-label="text"] text', (x) => x.map((e) => e.textContent));
-    assert.deepEqual(labels.sort(), ['SIMD, causal', 'SIMD, no FMA', 'SIMD, valid n/4', 'plain JS', 'wasm SIMD', 'wasm scalar']);
+    assert.deepEqual(labels.sort(), ['SIMD, all threads', 'SIMD, causal', 'SIMD, no FMA', 'SIMD, valid n/4', 'plain JS', 'wasm SIMD', 'wasm scalar']);
     assertDecode(await readDecode(page));
     assert.match(await page.textContent('#benchmark .bench-status'), /Decoding one token against 4096 cached positions/);
     assert.match(await page.textContent('#benchmark .bench-status'), /in your browser/);
+    assert.match(await page.textContent('#benchmark .bench-status'), /The threads row runs the SIMD build on \d+ threads \(your device reports \d+ logical cores\)/);
 
     // Responsive: frames kept coming during the run, never more than half a second apart
     // (a run on the main thread would stop them for seconds).

@@ -1,5 +1,6 @@
 // A Vite app that depends on the packed tarball builds, and runs in headless Chromium under a
-// strict CSP: the package works through a bundler in a browser, both builds.
+// strict CSP, served cross-origin isolated: the package works through a bundler in a browser,
+// the threaded SIMD build (its worker script emitted as a file) and the scalar one.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,10 +33,11 @@ after(async () => {
   server?.close();
 });
 
-test('the bundle ships both .wasm files', () => {
+test('the bundle ships the .wasm files and the threaded build\'s worker script', () => {
   const assets = readdirSync(join(app, 'dist/assets'));
-  assert.ok(assets.some((f) => /attention-simd.*\.wasm$/.test(f)), `no SIMD wasm in ${assets}`);
+  assert.ok(assets.some((f) => /attention-simd-mt.*\.wasm$/.test(f)), `no threaded SIMD wasm in ${assets}`);
   assert.ok(assets.some((f) => /attention-scalar.*\.wasm$/.test(f)), `no scalar wasm in ${assets}`);
+  assert.ok(assets.some((f) => /attention-simd-mt\.worker.*\.js$/.test(f)), `no worker script in ${assets}`);
 });
 
 test('a Vite-bundled page computes attention with both builds in Chromium', async () => {
@@ -51,6 +53,9 @@ test('a Vite-bundled page computes attention with both builds in Chromium', asyn
   const expectedWeights = [a, 1 - a, 1 - a, a];
   const expectedOutput = [10 * a + 30 * (1 - a), 20 * a + 40 * (1 - a), 10 * (1 - a) + 30 * a, 20 * (1 - a) + 40 * a];
   assert.deepEqual(Object.keys(results).sort(), ['wasm', 'wasm-simd']);
+  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+  assert.equal(results['wasm-simd'].threads, Math.min(cores, 8));
+  assert.equal(results.wasm.threads, 1);
   for (const { output, weights } of Object.values(results)) {
     weights.forEach((w, i) => assert.ok(Math.abs(w - expectedWeights[i]) < 1e-6, `weights[${i}] ${w} vs ${expectedWeights[i]}`));
     output.forEach((o, i) => assert.ok(Math.abs(o - expectedOutput[i]) < 1e-4, `output[${i}] ${o} vs ${expectedOutput[i]}`));

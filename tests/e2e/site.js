@@ -13,8 +13,9 @@ export const DESKTOP = { width: 1280, height: 900 };
 export const PHONE = { width: 390, height: 844 };
 
 // Registers the suite's before/after hooks; returns { base, browser, open(query, viewport) },
-// where open() waits until the page says it is ready and collects its console errors.
-export function useBuiltSite({ hash = '' } = {}) {
+// where open() waits until the page says it is ready and collects its console errors. The page is
+// served cross-origin isolated, as `npm start` serves it (threads), unless isolated is false.
+export function useBuiltSite({ hash = '', isolated = true } = {}) {
   let server;
   const site = {
     base: '',
@@ -31,7 +32,7 @@ export function useBuiltSite({ hash = '' } = {}) {
     if (!existsSync(`${SITE}index.html`)) {
       throw new Error(`no built page in ${SITE}: run scripts/build.sh (npm run build) first`);
     }
-    server = await serve(SITE, 0);
+    server = await serve(SITE, 0, '127.0.0.1', { isolated });
     site.base = `http://127.0.0.1:${server.address().port}/`;
     site.browser = await launchBrowser();
     await mkdir(SHOTS, { recursive: true });

@@ -1,6 +1,8 @@
 // The three builds every functional test runs against: the default load (the SIMD build with the
-// relaxed-SIMD loops: scripts/test-js.sh runs Node 20 with --experimental-wasm-relaxed-simd), the
-// SIMD build without them, and the forced scalar build. Each entry is the loaded API object;
+// relaxed-SIMD loops: scripts/test-js.sh runs Node 20 with --experimental-wasm-relaxed-simd; the
+// threaded build on a machine with more than one core), the single-thread SIMD build without
+// them, and the forced scalar build. threads.test.js holds the threaded build to the
+// single-thread one element by element. Each entry is the loaded API object;
 // `memoryOf(attn)` gives its wasm memory (captured by wasm-memory.js) for heap measurements.
 
 import { lastMemory } from './wasm-memory.js';
@@ -14,8 +16,12 @@ async function load(options) {
   return attn;
 }
 
-/** [default load, loadAttention({ relaxedSimd: false }), loadAttention({ simd: false })] */
-export const backends = [await load(), await load({ relaxedSimd: false }), await load({ simd: false })];
+/** [default load, loadAttention({ relaxedSimd: false, threads: 1 }), loadAttention({ simd: false })] */
+export const backends = [
+  await load(),
+  await load({ relaxedSimd: false, threads: 1 }),
+  await load({ simd: false }),
+];
 
 /** What the three loads must report, in the order of `backends`. */
 export const expectedBackends = [

@@ -115,19 +115,25 @@ function sectionIds(bytes) {
   return ids;
 }
 
-test('the relaxed module imports only the memory and has no data, start or memory of its own', async () => {
-  const moduleUrl = new URL('wasm/attention-relaxed.mjs', pathToFileURL(fileURLToPath(import.meta.resolve('attention-wasm'))));
-  const { default: base64 } = await import(moduleUrl);
-  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-  const module = new WebAssembly.Module(bytes);
-  assert.deepEqual(WebAssembly.Module.imports(module), [{ module: 'env', name: 'memory', kind: 'memory' }]);
-  assert.deepEqual(
-    WebAssembly.Module.exports(module).map(({ name, kind }) => `${kind} ${name}`).sort(),
-    ['function gemm_panels', 'function pool_block_1', 'function pool_block_2', 'function score_block_1', 'function score_block_2',
-      'global __stack_pointer'],
-  );
-  const ids = sectionIds(bytes);
-  for (const [id, what] of [[5, 'memory'], [8, 'start'], [11, 'data'], [12, 'data count']]) {
-    assert.ok(!ids.includes(id), `a ${what} section (${id}) in ${ids}`);
-  }
-});
+for (const [file, shared] of [['attention-relaxed.mjs', false], ['attention-relaxed-mt.mjs', true]]) {
+  test(`${file}: imports only the memory (${shared ? 'shared' : 'not shared'}), has no data, start or memory of its own`, async () => {
+    const moduleUrl = new URL(`wasm/${file}`, pathToFileURL(fileURLToPath(import.meta.resolve('attention-wasm'))));
+    const { default: base64 } = await import(moduleUrl);
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    const module = new WebAssembly.Module(bytes);
+    assert.deepEqual(WebAssembly.Module.imports(module), [{ module: 'env', name: 'memory', kind: 'memory' }]);
+    // One function fills a kernel table with its loops, as indices of its exported table.
+    assert.deepEqual(
+      WebAssembly.Module.exports(module).map(({ name, kind }) => `${kind} ${name}`).sort(),
+      ['function kernel_table', 'global __stack_pointer', 'table __indirect_function_table'],
+    );
+    const ids = sectionIds(bytes);
+    for (const [id, what] of [[5, 'memory'], [8, 'start'], [11, 'data'], [12, 'data count']]) {
+      assert.ok(!ids.includes(id), `a ${what} section (${id}) in ${ids}`);
+    }
+    // A module must declare its imported memory shared exactly when the main module's is.
+    const memory = (isShared) => new WebAssembly.Memory({ initial: 1, maximum: 65536, shared: isShared });
+    assert.ok(new WebAssembly.Instance(module, { env: { memory: memory(shared) } }));
+    assert.throws(() => new WebAssembly.Instance(module, { env: { memory: memory(!shared) } }), WebAssembly.LinkError);
+  });
+}

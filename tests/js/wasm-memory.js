@@ -1,20 +1,24 @@
 // Captures the WebAssembly.Memory of every module instantiated in this process, so that tests
 // can measure the wasm heap (memory.buffer.byteLength) without a hook in the package: the
-// Emscripten glue instantiates through WebAssembly.instantiate, which is wrapped here. Import
+// Emscripten glue instantiates through WebAssembly.instantiate, which is wrapped here; the
+// single-thread builds export their memory, the threaded build imports its shared one. Import
 // this module before loading the package (backends.js does).
 
 export const memories = [];
 
-function remember(instance) {
-  const exports = Object.values(instance?.exports ?? {});
-  const memory = exports.find((value) => value instanceof WebAssembly.Memory);
+function remember(instance, imports) {
+  const candidates = [
+    ...Object.values(instance?.exports ?? {}),
+    ...Object.values(imports ?? {}).flatMap((namespace) => Object.values(namespace ?? {})),
+  ];
+  const memory = candidates.find((value) => value instanceof WebAssembly.Memory);
   if (memory) memories.push(memory);
 }
 
 const { instantiate } = WebAssembly;
 WebAssembly.instantiate = async function (...args) {
   const result = await instantiate.apply(this, args);
-  remember(result instanceof WebAssembly.Instance ? result : result.instance);
+  remember(result instanceof WebAssembly.Instance ? result : result.instance, args[1]);
   return result;
 };
 

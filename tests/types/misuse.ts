@@ -7,7 +7,11 @@ const t = (shape: number[]): Tensor => ({ data: new Float32Array(shape.reduce((a
 const q = t([1, 2, 4]);
 
 // @ts-expect-error: an unknown loader option
-await loadAttention({ simd: false, threads: 2 });
+await loadAttention({ simd: false, workers: 2 });
+// @ts-expect-error: threads is 'auto' or a number
+await loadAttention({ threads: 'many' });
+// @ts-expect-error: the thread count is read-only
+attn.threads = 4;
 // @ts-expect-error: the backend is one of two strings
 const backend: 'native' = attn.backend;
 

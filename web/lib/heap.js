@@ -14,6 +14,24 @@ const ARRAY_TYPES = { Float32Array, Int32Array, Uint8Array };
 
 const gib = (bytes) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
 
+// The module's heap as a typed array. The glue re-creates its views when memory grows on this
+// thread; in the threaded build a pool worker may grow the shared memory (its stack and TLS as
+// it starts), which leaves them short until glue code next runs here, so they are checked
+// against the memory's current buffer (module.wasmMemory, which only the threaded glue exports).
+const refreshed = new WeakMap();
+export function heapView(module, type = 'Uint8Array') {
+  const view = module[HEAP_VIEWS[type]];
+  const buffer = module.wasmMemory?.buffer;
+  if (!buffer || view.buffer === buffer) return view;
+  let views = refreshed.get(module);
+  if (views?.buffer !== buffer) {
+    views = { buffer };
+    refreshed.set(module, views);
+  }
+  views[type] ??= new ARRAY_TYPES[type](buffer);
+  return views[type];
+}
+
 /** An output buffer the call will allocate: { name, shape, type, count }. */
 export function output(name, shape, type = 'Float32Array') {
   return { name, shape, type, count: shape.reduce((a, b) => a * b, 1) };
@@ -50,7 +68,7 @@ class HeapScope {
     if (bytes === 0) return 0;
     const pointer = this.#module._malloc(bytes) >>> 0;
     if (pointer === 0) {
-      throw new RangeError(`out of memory: could not allocate ${bytes} bytes in the wasm heap (limit 4 GiB, grown to ${gib(this.#module.HEAPU8.length)})`);
+      throw new RangeError(`out of memory: could not allocate ${bytes} bytes in the wasm heap (limit 4 GiB, grown to ${gib(heapView(this.#module).length)})`);
     }
     this.#pointers.push(pointer);
     return pointer;
@@ -76,7 +94,7 @@ class HeapScope {
       throw new TypeError(`${record.name}: its buffer was detached or resized while the other arguments were read`);
     }
     // The heap views are re-created when memory grows, so they are read after the allocation.
-    this.#module[HEAP_VIEWS[record.type]].set(record.data, pointer / BYTES[record.type]);
+    heapView(this.#module, record.type).set(record.data, pointer / BYTES[record.type]);
   }
 
   /** Copies an output buffer out into a fresh JS-owned tensor { data, shape }. */
@@ -84,7 +102,7 @@ class HeapScope {
     const ArrayType = ARRAY_TYPES[buffer.type];
     if (buffer.count === 0) return { data: new ArrayType(0), shape: [...buffer.shape] };
     const start = pointer / BYTES[buffer.type];
-    return { data: this.#module[HEAP_VIEWS[buffer.type]].slice(start, start + buffer.count), shape: [...buffer.shape] };
+    return { data: heapView(this.#module, buffer.type).slice(start, start + buffer.count), shape: [...buffer.shape] };
   }
 
   free() {

@@ -363,6 +363,21 @@ export interface Attention {
    * with --experimental-wasm-relaxed-simd) unless loadAttention was given relaxedSimd: false.
    */
   readonly relaxedSimd: boolean;
+  /** The threads the core's kernels run on, the calling thread included (1 after dispose()). */
+  readonly threads: number;
+  /** null when `threads` is what the load asked for; otherwise why it is fewer. */
+  readonly threadsReason: ThreadsReason | null;
+  /**
+   * The loops of the matrix products, by element type, loop, tile (rows x columns) and instruction
+   * set, as XNNPACK names its kernels: e.g. 'f32_gemm_panels_2x16__wasmrelaxedsimd_fma'
+   * (relaxed SIMD), '__wasmsimd' (SIMD128) or '__scalar'.
+   */
+  readonly kernels: readonly string[];
+  /**
+   * Ends the threaded build's workers (a no-op on one thread); the module goes on computing on
+   * the calling thread. Not needed for a Node process to exit: idle workers do not hold it.
+   */
+  dispose(): void;
   /** Nadaraya-Watson: output [m, dy], weights [m, n]. A query no key reaches gives NaN. */
   kernelRegression(options: KernelRegressionOptions): { output: Tensor; weights?: Tensor };
   /**
@@ -436,9 +451,34 @@ export interface LoadOptions {
    * simd: false). Results differ from the SIMD128 loops in the last bits: FMA rounds once.
    */
   relaxedSimd?: boolean;
-  /** Where the chosen .wasm is hosted, if not beside the package's index.js. */
+  /**
+   * Threads, the calling thread included: 'auto' (the default) takes every logical core up to 8
+   * (navigator.hardwareConcurrency, os.availableParallelism() in Node); a number takes exactly
+   * that many. More than one needs the threaded SIMD build's shared memory: Node, or a page or
+   * worker that is crossOriginIsolated (COOP/COEP headers). Where that cannot be had the load runs
+   * on one thread and `threadsReason` says why (an explicit count > 1 also warns once); it never
+   * throws for it. Results are the same bits for every count. Not 0, negative or fractional (a
+   * RangeError) nor any other type (a TypeError).
+   */
+  threads?: 'auto' | number;
+  /**
+   * Where the chosen .wasm is hosted, if not beside the package's index.js. It names one file,
+   * so `threads` defaults to 1 with it; with an explicit `threads` > 1 it must be
+   * attention-simd-mt.wasm (the worker script and glue are then still found beside index.js).
+   */
   wasmUrl?: string | URL;
 }
+
+/** Why a load runs on fewer threads than it asked for (Attention.threadsReason). */
+export type ThreadsReason =
+  | 'one thread requested'
+  | 'not cross-origin isolated'
+  | 'no SharedArrayBuffer or wasm atomics'
+  | 'the shared memory could not be allocated'
+  | 'no SIMD (the threaded build is a SIMD build)'
+  | "capped at the hardware's thread count"
+  | 'the worker threads could not be started'
+  | 'disposed';
 
 export function loadAttention(options?: LoadOptions): Promise<Attention>;
 

@@ -1,4 +1,4 @@
-// The page: loads the wasm package once, names its backend, mounts the six sections and
+// The page: loads the wasm package once, names its backend and threads, mounts the six sections and
 // redraws them when the page width changes.
 import './style.css';
 import { loadAttention } from 'attention-wasm';
@@ -19,6 +19,17 @@ const SECTIONS = [
   ['benchmark', mountBenchmark],
 ];
 
+// The threads the page computes on, and why not more where the package says so (served without
+// the cross-origin isolation headers, say: docs/threads.md).
+function showThreads(element, attn) {
+  const cores = navigator.hardwareConcurrency;
+  element.textContent = `${attn.threads} ${attn.threads === 1 ? 'thread' : 'threads'}`;
+  if (attn.threadsReason) element.textContent += ` (${attn.threadsReason})`;
+  element.title = `this device reports ${cores} logical cores; the package uses up to 8`;
+  element.dataset.threads = attn.threads;
+  element.dataset.reason = attn.threadsReason ?? '';
+}
+
 async function start() {
   const backend = document.getElementById('backend');
   const t0 = performance.now();
@@ -33,6 +44,7 @@ async function start() {
   backend.title = title;
   backend.dataset.backend = attn.backend;
   backend.dataset.relaxedSimd = attn.relaxedSimd;
+  showThreads(document.getElementById('threads'), attn);
   document.getElementById('load-time').textContent = `(loaded in ${loadMs.toFixed(0)} ms)`;
 
   const mounted = SECTIONS.map(([id, mount]) => {

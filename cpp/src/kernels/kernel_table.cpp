@@ -15,8 +15,6 @@ const KernelTable& kernel_table() { return current(); }
 
 void use_kernel_table(const KernelTable& table) { current() = table; }
 
-KernelTable builtin_kernel_table() {
-  return {{score_block<1>, score_block<2>}, {pool_block<1>, pool_block<2>}, gemm_panels};
-}
+KernelTable builtin_kernel_table() { return kernel_table_of_this_compilation(); }
 
 }  // namespace attn::detail

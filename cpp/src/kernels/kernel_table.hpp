@@ -19,6 +19,28 @@ struct KernelTable {
   GemmPanelsFunction gemm_panels;
 };
 
+// The one list of the table's loops: X(member, loop of product_loops.hpp, name). Every place
+// that fills, swaps or names the table expands it (kernel_table_of_this_compilation below, the
+// wasm binding that installs the relaxed loops); names are XNNPACK's style, element type, loop
+// and tile (rows x columns), and the instruction set is added where the table is described
+// (kernel_names, cpp/bindings/kernel_table.cpp).
+#define ATTN_KERNEL_VARIANTS(X)                       \
+  X(score[0], score_block<1>, "f32_score_block_1x16") \
+  X(score[1], score_block<2>, "f32_score_block_2x16") \
+  X(pool[0], pool_block<1>, "f32_pool_block_1x16")    \
+  X(pool[1], pool_block<2>, "f32_pool_block_2x16")    \
+  X(gemm_panels, gemm_panels, "f32_gemm_panels_2x16")
+
+// The list's loops as this translation unit compiled them: the core's own here, the relaxed
+// ones in cpp/relaxed (inline, so that each compilation gets its own).
+inline KernelTable kernel_table_of_this_compilation() {
+  KernelTable table{};
+#define ATTN_TABLE_ENTRY(member, loop, name) table.member = &loop;
+  ATTN_KERNEL_VARIANTS(ATTN_TABLE_ENTRY)
+#undef ATTN_TABLE_ENTRY
+  return table;
+}
+
 // The loops the core calls now.
 const KernelTable& kernel_table();
 

@@ -16,6 +16,7 @@ constexpr int kSpins = 1 << 16;
 
 std::mutex pool_mutex;
 std::unique_ptr<ThreadPool> pool;
+std::atomic<void (*)()> worker_setup{nullptr};
 
 }  // namespace
 
@@ -23,13 +24,19 @@ thread_local bool ThreadPool::inside_region_ = false;
 
 ThreadPool::ThreadPool(int threads) {
   workers_.reserve(static_cast<size_t>(threads - 1));
-  for (int t = 1; t < threads; ++t) workers_.emplace_back([this] { work(); });
+  void (*setup)() = worker_setup.load();
+  for (int t = 1; t < threads; ++t) {
+    workers_.emplace_back([this, setup] {
+      if (setup) setup();
+      work();
+    });
+  }
 }
 
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stopping_ = true;
+    stopping_.store(true);
     generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
@@ -47,6 +54,9 @@ void ThreadPool::claim_tasks() {
   inside_region_ = false;
 }
 
+// open_ and joined_ are sequentially consistent: a worker increments joined_ and then reads
+// open_, the caller clears open_ and then reads joined_, so either the caller sees the worker
+// and waits for it, or the worker sees the region closed and stays out.
 void ThreadPool::run_region(Index count, void* context, Trampoline call) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -55,13 +65,14 @@ void ThreadPool::run_region(Index count, void* context, Trampoline call) {
     count_ = count;
     next_.store(0, std::memory_order_relaxed);
     slots_.store(0, std::memory_order_relaxed);
-    busy_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_release);
+    open_.store(true);
   }
   wake_.notify_all();
   claim_tasks();
-  // The region ends when every worker has left it: their writes are then visible here.
-  while (busy_.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+  // Every task is claimed; the tasks of the workers that joined end when they leave.
+  open_.store(false);
+  while (joined_.load() != 0) std::this_thread::yield();
 }
 
 void ThreadPool::work() {
@@ -75,15 +86,21 @@ void ThreadPool::work() {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
     }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);  // pairs with the publishing lock
+    if (stopping_.load()) return;
+    const uint64_t published = generation_.load(std::memory_order_acquire);
+    joined_.fetch_add(1);
+    if (open_.load()) {
+      // The open region is the latest: the next cannot be published while this thread is in.
       seen = generation_.load(std::memory_order_acquire);
-      if (stopping_) return;
+      claim_tasks();
+    } else {
+      seen = published;  // closed before this thread came: nothing left to do in it
     }
-    claim_tasks();
-    busy_.fetch_sub(1, std::memory_order_acq_rel);
+    joined_.fetch_sub(1);
   }
 }
+
+void set_worker_setup(void (*setup)()) { worker_setup.store(setup); }
 
 ThreadPool& thread_pool() {
   std::lock_guard<std::mutex> lock(pool_mutex);

@@ -51,15 +51,19 @@ class ThreadPool {
   void claim_tasks();
 
   std::vector<std::thread> workers_;
-  // The current region: published under mutex_ with a new generation, read by the workers.
+  // The current region: published under mutex_ with a new generation, then opened; read by the
+  // workers that join it while it is open. The caller closes it once every task is claimed and
+  // waits only for the workers that joined, so a worker that was asleep or descheduled never
+  // holds up a region it did not take part in.
   void* context_ = nullptr;
   Trampoline call_ = nullptr;
   Index count_ = 0;
   std::atomic<Index> next_{0};           // the next unclaimed task
   std::atomic<int> slots_{0};            // scratch slots handed out in the current region
-  std::atomic<int> busy_{0};             // workers still in the current region
+  std::atomic<bool> open_{false};        // workers may join the current region
+  std::atomic<int> joined_{0};           // workers inside (or entering) the current region
   std::atomic<uint64_t> generation_{0};  // bumped once per region
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};
   std::mutex mutex_;
   std::condition_variable wake_;
   static thread_local bool inside_region_;
@@ -67,5 +71,10 @@ class ThreadPool {
 
 // The process's pool, with the thread count of set_threads (1 until then).
 ThreadPool& thread_pool();
+
+// A function each worker runs as it starts, before its first task: the wasm package puts its
+// relaxed-SIMD loops in each thread's function table with it (cpp/bindings/kernel_table.cpp).
+// Applies to workers started after the call (set it before set_threads); nullptr for none.
+void set_worker_setup(void (*setup)());
 
 }  // namespace attn::detail

@@ -9,7 +9,7 @@ try {
     const q = { data: new Float32Array([1, 0, 0, 1]), shape: [1, 2, 2] };
     const v = { data: new Float32Array([10, 20, 30, 40]), shape: [1, 2, 2] };
     const { output, weights } = attn.scaledDotProductAttention(q, q, v, { weights: true });
-    results[attn.backend] = { output: [...output.data], weights: [...weights.data] };
+    results[attn.backend] = { output: [...output.data], weights: [...weights.data], threads: attn.threads };
   }
   out.textContent = JSON.stringify(results);
 } catch (error) {

@@ -34,6 +34,16 @@ export const newRun = (id, d, sizes) => ({
   id, d, sizes, rows: new Map(), backends: null, decode: new Map(), finished: false, error: null,
 });
 
+// What the threads row shows, or why there is none (the page not cross-origin isolated, say).
+function threadsSentence({ backends, rows, sizes }) {
+  if (!backends) return '';
+  const cores = `your device reports ${backends.cores} logical cores`;
+  if (backends.threads <= 1) return `No threads row: the package runs on one thread here (${backends.threadsReason}; ${cores}).`;
+  const n = [...sizes].reverse().find((s) => rows.has(`threads:${s}`) && rows.has(`simd:${s}`));
+  const speedup = n ? ` At n = ${n} they run ${(rows.get(`threads:${n}`).gflops / rows.get(`simd:${n}`).gflops).toFixed(1)}× as fast as one.` : '';
+  return `The threads row runs the SIMD build on ${backends.threads} threads (${cores}).${speedup}`;
+}
+
 /** One sentence for the screen and for screen readers: the backends, the ratios at the largest n, the check. */
 export function summary(run) {
   const { backends, d, sizes } = run;
@@ -44,6 +54,7 @@ export function summary(run) {
       : 'the wasm-simd and wasm (scalar) builds (your browser does not validate relaxed SIMD, so there is no "no FMA" row)';
   const maxDiff = Math.max(...[...run.rows.values(), ...run.decode.values()].map((r) => r.maxDiff));
   const parts = [`Measured in your browser, one worker thread, d = ${d}: ${builds} and plain JS.`];
+  parts.push(threadsSentence(run));
   const n = [...sizes].reverse().find((s) => run.rows.has(`simd:${s}`) && run.rows.has(`js:${s}`));
   if (n) {
     const ratio = run.rows.get(`simd:${n}`).gflops / run.rows.get(`js:${n}`).gflops;

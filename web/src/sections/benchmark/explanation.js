@@ -15,8 +15,10 @@ SIMD) and plain JavaScript (the obvious loops over <code>Float32Array</code>s). 
 the <strong>fused kernel</strong>: scores a block of 128 keys at a time, softmaxed online and pooled into
 the output at once, so no $n \\times n$ matrix is ever stored; the time includes copying $Q, K, V$
 into wasm memory and the output back.</p>
-<p>Everything runs on <strong>one thread</strong>, a Web Worker, so this page keeps drawing while
-it measures. Each figure is the median of ${SAMPLES} samples after a warm-up, each sample
+<p>Everything runs in a Web Worker, so this page keeps drawing while it measures, and on
+<strong>one thread</strong> but the row "SIMD, all threads": the same SIMD build on every logical
+core up to 8, where the page is served cross-origin isolated (the threads share the query blocks;
+the results are the same bits as on one thread). Each figure is the median of ${SAMPLES} samples after a warm-up, each sample
 repeating the call until it lasts at least ${SAMPLE_MS} ms; at each $n$ the runners take their
 samples in turns, so a slow moment of the device falls on all of them alike. Throughput counts the two matrix
 products, $2n^2d$ flops each (the exponentials are not counted):

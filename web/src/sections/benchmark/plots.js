@@ -9,6 +9,7 @@ export const RUNNERS = {
   // The two SIMD lines run close together (1.1x apart): their end labels are nudged apart.
   simd: { label: 'wasm SIMD', short: 'SIMD', stroke: '#1d2433', dash: null, symbol: 'circle', dy: -4 },
   simd128: { label: 'SIMD, no FMA', short: 'no FMA', stroke: '#7a7f8a', dash: '5 3', symbol: 'cross', dy: 7 },
+  threads: { label: 'SIMD, all threads', short: 'threads', stroke: '#b8860b', dash: null, symbol: 'plus', dy: -4 },
   scalar: { label: 'wasm scalar', short: 'scalar', stroke: '#2a6f97', dash: '7 4', symbol: 'square' },
   js: { label: 'plain JS', short: 'JS', stroke: '#c9733a', dash: '2 3', symbol: 'triangle' },
   causal: { label: 'SIMD, causal', short: 'causal', stroke: '#5b8c5a', dash: '4 2 1 2', symbol: 'diamond' },
@@ -16,7 +17,7 @@ export const RUNNERS = {
 };
 // a ÷ b in GFLOP/s: how many times faster a runs. The masked rows count dense flops, so theirs
 // is how much less time the mask costs than the unmasked call.
-export const RATIOS = [['simd', 'simd128'], ['simd', 'scalar'], ['simd', 'js'], ['causal', 'simd'], ['quarter', 'simd']];
+export const RATIOS = [['threads', 'simd'], ['simd', 'simd128'], ['simd', 'scalar'], ['simd', 'js'], ['causal', 'simd'], ['quarter', 'simd']];
 
 export const fmtGflops = (g) => (g >= 100 ? g.toFixed(0) : g >= 10 ? g.toFixed(1) : g.toFixed(2));
 export const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms >= 1 ? ms.toFixed(2) : ms.toFixed(3));

@@ -36,6 +36,7 @@ export function resultsTable({ sizes, d, rows, backends }) {
   for (const [name, runner] of Object.entries(RUNNERS)) {
     if (name === 'simd' && backends && backends.simd !== 'wasm-simd') continue;
     if (name === 'simd128' && backends && !backends.relaxedSimd) continue;
+    if (name === 'threads' && backends && backends.threads <= 1) continue;
     const tr = body.insertRow();
     tr.dataset.runner = name;
     tr.append(headerCell('row', runner.label));

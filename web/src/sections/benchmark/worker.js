@@ -25,10 +25,14 @@ import { attentionFlops, measureInTurns } from '../../../shared/timing.js';
 let loaded = null;
 
 // simd128 only where the default load took the relaxed loops: elsewhere it would be the same build.
+// Every runner is single-threaded but `threads`: the SIMD build on every core it may use, where
+// the page is cross-origin isolated (it says why not otherwise).
 async function loadAll() {
-  const [simd, scalar] = await Promise.all([loadAttention(), loadAttention({ simd: false })]);
-  const simd128 = simd.relaxedSimd ? await loadAttention({ relaxedSimd: false }) : null;
-  return { simd, simd128, scalar };
+  const [simd, scalar, threaded] = await Promise.all([
+    loadAttention({ threads: 1 }), loadAttention({ simd: false }), loadAttention({ threads: 'auto' }),
+  ]);
+  const simd128 = simd.relaxedSimd ? await loadAttention({ relaxedSimd: false, threads: 1 }) : null;
+  return { simd, simd128, scalar, threaded };
 }
 
 function load() {
@@ -39,11 +43,14 @@ function load() {
 // The runners, in the order they take their turns at each n. `attention(t)` returns the output
 // data; `visible(t)`, for the masked ones, how many keys row i sees (every runner is checked on
 // a few rows against plain JS over the keys those rows see).
-function runners({ simd, simd128, scalar }) {
+function runners({ simd, simd128, scalar, threaded }) {
   const list = [];
   // Without SIMD support loadAttention() falls back to the scalar build: no SIMD row then.
   if (simd.backend === 'wasm-simd') {
     list.push({ name: 'simd', attention: (t) => simd.scaledDotProductAttention(t.q, t.k, t.v).output.data });
+  }
+  if (threaded.threads > 1) {
+    list.push({ name: 'threads', attention: (t) => threaded.scaledDotProductAttention(t.q, t.k, t.v).output.data });
   }
   // Where the default load took the relaxed loops, the same build without them: what FMA gives.
   if (simd128) {
@@ -79,7 +86,10 @@ async function run({ id, sizes, d, jsMaxN, decodeSizes = [], samples, sampleMs }
   const modules = await load();
   postMessage({
     type: 'ready', id,
-    backends: { simd: modules.simd.backend, relaxedSimd: modules.simd.relaxedSimd, scalar: modules.scalar.backend },
+    backends: {
+      simd: modules.simd.backend, relaxedSimd: modules.simd.relaxedSimd, scalar: modules.scalar.backend,
+      threads: modules.threaded.threads, threadsReason: modules.threaded.threadsReason, cores: navigator.hardwareConcurrency,
+    },
   });
   const all = runners(modules);
   const total = sizes.length + decodeSizes.length;

@@ -1,0 +1,70 @@
+// The threads section of `npm run bench`: ours on 1, 2 and os.availableParallelism() threads
+// against onnxruntime-web at the same numThreads, in Node. Each count runs in a process of its
+// own (threads-child.js: ORT fixes its thread count once per process), where ours and the peer
+// take their samples in turns; speedups over one thread compare those processes, run one after
+// the other on a quiet machine. tfjs-wasm is not in it: its threaded build reports no thread
+// support in Node (tensorflow/tfjs#3830). Workloads: SDPA [1, n, d] (n = 1024–8192, d = 64 and
+// 128, dense beside ORT's MatMul graph, and causal), the backward, multi-head attention
+// (E = 512, 8 heads, beside ORT's MHA op with its projections), KV-cache decode at n = 16384,
+// a Seq2Seq training step at d2l's size, and the peak wasm heap of an n = 32768 call.
+import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { goal } from './goal.js';
+
+const CHILD = fileURLToPath(new URL('./threads-child.js', import.meta.url));
+
+// Speedup goals of two threads over one (issue 20), by workload name prefix.
+const SPEEDUP_GOALS = [
+  ['SDPA n', 1.8], ['SDPA causal', 1.8], ['SDPA backward', 1.8], ['multi-head', 1.8],
+  ['KV-cache decode', 1.5], ['Seq2Seq', 1.5],
+];
+const PEER_GOAL = 1.45; // ours over onnxruntime-web at 2 threads, SDPA d = 64, n = 1024 and 4096
+const HEAP_GOAL = 1.5; // peak heap at n = 32768, 2 threads over 1
+
+function runCount(threads, quick) {
+  const child = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', CHILD, String(threads), ...(quick ? ['--quick'] : [])],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+  if (child.status !== 0) throw new Error(`threads-child.js ${threads} exited with ${child.status}`);
+  return JSON.parse(child.stdout.trim().split('\n').pop());
+}
+
+const fmt = (x, digits = 2) => (x === undefined ? '—' : x.toFixed(digits));
+
+/** Returns { results, summary } like the other sections. */
+export async function runThreadsSection({ quick, log = console.log }) {
+  const counts = [...new Set([1, 2, availableParallelism()])];
+  log(`\nThreads: ours vs onnxruntime-web at equal thread counts (${counts.join(', ')}; ${availableParallelism()} logical cores), each count in its own process`);
+  const runs = counts.map((threads) => runCount(threads, quick));
+  const one = runs[0];
+  const header = ['workload', 'threads', 'ours ms', 'speedup', 'efficiency', 'onnxruntime-web ms', 'ours ÷ ORT'];
+  const table = [];
+  for (const run of runs) {
+    for (const row of run.rows) {
+      const base = one.rows.find((r) => r.workload === row.workload);
+      const speedup = base.ours / row.ours;
+      table.push([row.workload, run.threads, fmt(row.ours), fmt(speedup), fmt(speedup / run.threads), fmt(row.peer),
+        row.peer === undefined ? '—' : fmt(row.peer / row.ours)]);
+    }
+  }
+  table.sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : 0));
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => String(r[i]).length)));
+  for (const r of [header, ...table]) log(r.map((c, i) => String(c).padEnd(widths[i])).join('  '));
+
+  const summary = [];
+  const two = runs.find((run) => run.threads === 2);
+  if (two) {
+    for (const row of two.rows) {
+      const target = SPEEDUP_GOALS.find(([prefix]) => row.workload.startsWith(prefix))?.[1];
+      const base = one.rows.find((r) => r.workload === row.workload);
+      summary.push(`threads: ${row.workload}, 2 threads ÷ 1: ${goal(base.ours / row.ours, '≥', target)}`);
+    }
+    for (const row of two.rows.filter((r) => r.peer !== undefined && /^SDPA n = (1024|4096), d = 64$/.test(r.workload))) {
+      summary.push(`threads: ${row.workload} at 2 threads, ours ÷ onnxruntime-web: ${goal(row.peer / row.ours, '≥', PEER_GOAL)}`);
+    }
+    if (one.heap && two.heap) {
+      summary.push(`threads: peak heap at n = 32768, 2 threads ${(two.heap / 2 ** 20).toFixed(0)} MiB ÷ 1 thread ${(one.heap / 2 ** 20).toFixed(0)} MiB: ${goal(two.heap / one.heap, '≤', HEAP_GOAL)}`);
+    }
+  }
+  return { results: runs, summary };
+}

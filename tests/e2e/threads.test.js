@@ -1,0 +1,48 @@
+// The page on threads: served cross-origin isolated (as `npm start` serves it) it computes on
+// more than one thread and draws exactly what it draws on one thread (the package's results are
+// the same bits for every thread count); served without the headers it runs on one thread, says
+// why, and every section still works.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { useBuiltSite } from './site.js';
+
+const isolated = useBuiltSite();
+const plain = useBuiltSite({ isolated: false });
+
+// Plots whose every number comes from the package (no timings in them).
+const PLOTS = ['store', 'weights', 'fit', 'heatmap', 'loo', 'score-bars', 'mask-weights', 'lines', 'cross-same'];
+const plotsOf = (page) => Promise.all(PLOTS.map((name) => page.$eval(`[data-plot="${name}"] .plot`, (p) => p.innerHTML)));
+
+describe('the page on threads', () => {
+  test('served with COOP/COEP: cross-origin isolated, on every core up to 8, drawing what one thread draws', async () => {
+    const { page, errors } = await isolated.open();
+    assert.equal(await page.evaluate(() => crossOriginIsolated), true);
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency);
+    const threads = Number(await page.getAttribute('#threads', 'data-threads'));
+    assert.equal(threads, Math.min(cores, 8));
+    assert.ok(threads > 1, 'this machine has more than one core');
+    assert.equal(await page.getAttribute('#threads', 'data-reason'), '');
+    assert.equal(await page.textContent('#threads'), `${threads} threads`);
+
+    const { page: onePage, errors: oneErrors } = await plain.open();
+    assert.deepEqual(await plotsOf(page), await plotsOf(onePage));
+    assert.deepEqual(errors, []);
+    assert.deepEqual(oneErrors, []);
+    await page.close();
+    await onePage.close();
+  });
+
+  test('served without them: one thread, the reason shown, every section drawn', async () => {
+    const { page, errors } = await plain.open();
+    assert.equal(await page.evaluate(() => crossOriginIsolated), false);
+    assert.equal(await page.getAttribute('#threads', 'data-threads'), '1');
+    assert.equal(await page.getAttribute('#threads', 'data-reason'), 'not cross-origin isolated');
+    assert.equal(await page.textContent('#threads'), '1 thread (not cross-origin isolated)');
+    for (const name of [...PLOTS, 'kernels', 'plane', 'hist-raw', 'softmax-d', 'saturation', 'cross-random']) {
+      assert.ok(await page.$(`[data-plot="${name}"] svg`), `plot ${name} has an svg`);
+    }
+    assert.equal(await page.$$eval('[data-plot="heads"] figure[data-head]', (f) => f.length), 8);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+});
