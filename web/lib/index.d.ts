@@ -451,6 +451,8 @@ export function simdSupported(): boolean;
  * (`__proto__` too) is an ordinary key. Files that break the format (invalid UTF-8 or JSON,
  * duplicate keys, non-string `__metadata__` values, overlapping tensors or data bytes that no
  * tensor covers) throw a RangeError; a tensor of another dtype throws a TypeError naming it.
+ * `bytes` is read where it lies, not copied; anything other than a Uint8Array or ArrayBuffer
+ * (of any realm), or one whose memory is detached, is a TypeError naming `bytes`.
  */
 export function readSafetensors(bytes: Uint8Array | ArrayBuffer): Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>;
 
