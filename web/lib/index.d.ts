@@ -359,8 +359,9 @@ export interface Attention {
   readonly backend: 'wasm-simd' | 'wasm';
   /**
    * Whether the SIMD build runs its matrix-product loops with relaxed SIMD's fused multiply-add
-   * (a second, 5 KB module): true where the engine validates relaxed SIMD (Chromium; Node 20 only
-   * with --experimental-wasm-relaxed-simd) unless loadAttention was given relaxedSimd: false.
+   * (a second, 5 KB module): true where the engine validates relaxed SIMD (Chromium, Node 24;
+   * Node 20 only with --experimental-wasm-relaxed-simd) unless loadAttention was given
+   * relaxedSimd: false.
    */
   readonly relaxedSimd: boolean;
   /** Nadaraya-Watson: output [m, dy], weights [m, n]. A query no key reaches gives NaN. */
