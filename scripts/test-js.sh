@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Packs the npm package, installs the tarball into a fresh consumer folder and runs the JS tests
 # there, so they import 'attention-wasm' by name exactly as users do: a file missing from the
-# tarball or a wrong exports entry fails them. Then the type test (scripts/test-types.sh) against
-# the same install.
+# tarball or a wrong exports entry fails them. They run twice: on the system's Node (20) against
+# the three loads of tests/js/backends.js, then on Node 24 against the default load alone (the
+# builds are the same bytes; what changes is the engine). Then the type test
+# (scripts/test-types.sh) against the same install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+source scripts/nodes.sh
 consumer=build/consumer
 rm -rf "$consumer"
 mkdir -p "$consumer/test"
@@ -14,7 +17,10 @@ cp tests/js/*.js "$consumer/test/"
 cd "$consumer"
 echo '{ "name": "attention-wasm-consumer", "private": true, "type": "module" }' > package.json
 npm install --no-audit --no-fund --silent "./$tarball"
-# Relaxed SIMD is behind a flag in Node 20 (on by default in Chromium): the default load uses it.
-ATTN_REPO="$root" node --experimental-wasm-relaxed-simd --test --test-reporter=spec test/*.test.js
+# The default load uses relaxed SIMD: relaxed_node gives Node 20 its flag; Node 24 needs none.
+echo "-- Node $(node --version): the three loads"
+ATTN_REPO="$root" relaxed_node node --test --test-reporter=spec test/*.test.js
+echo "-- Node $("$node24" --version): the default load"
+ATTN_REPO="$root" ATTN_LOADS=default relaxed_node "$node24" --test --test-reporter=spec test/*.test.js
 cd "$root"
 bash scripts/test-types.sh

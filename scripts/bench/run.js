@@ -1,8 +1,8 @@
 // `npm run bench`: one run, side by side, float32, single thread but for section 6:
 //   1. attention O = softmax(Q Kᵀ/√d) V on [1, n, d]: our SIMD build with its relaxed-SIMD loops
 //      (the default load; Node 20 needs --experimental-wasm-relaxed-simd, which npm run bench
-//      passes) and without them (SIMD128 only), our scalar build, plain JS, the peers that are
-//      installed (peers.js), and the native build;
+//      passes, Node 24 no flag) and without them (SIMD128 only), our scalar build, plain JS, the
+//      peers that are installed (peers.js), and the native build;
 //   2. multi-head self-attention (torch.nn.MultiheadAttention, E = 512, 8 heads, with the four
 //      projections): ours vs onnxruntime-web running the same projections around the
 //      com.microsoft MultiHeadAttention op, and around a graph of standard ops;
@@ -89,7 +89,7 @@ function printTable(title, header, rows) {
 const { attn: simd, memory: simdMemory } = await loadOurs();
 const { attn: scalar } = await loadOurs({ simd: false });
 if (simd.backend !== 'wasm-simd') throw new Error(`the SIMD build did not load (backend ${simd.backend})`);
-if (!simd.relaxedSimd) throw new Error('relaxed SIMD did not load: run under node --experimental-wasm-relaxed-simd (npm run bench does)');
+if (!simd.relaxedSimd) throw new Error('relaxed SIMD did not load: Node 20 needs --experimental-wasm-relaxed-simd (npm run bench passes it)');
 const { attn: simd128 } = await loadOurs({ relaxedSimd: false });
 
 // ---- 1. attention [1, n, d] --------------------------------------------------------------------

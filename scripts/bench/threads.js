@@ -23,7 +23,8 @@ const PEER_GOAL = 1.45; // ours over onnxruntime-web at 2 threads, SDPA d = 64, 
 const HEAP_GOAL = 1.5; // peak heap at n = 32768, 2 threads over 1
 
 function runCount(threads, quick) {
-  const child = spawnSync(process.execPath, ['--experimental-wasm-relaxed-simd', CHILD, String(threads), ...(quick ? ['--quick'] : [])],
+  // The parent's Node and flags (Node 20's relaxed-SIMD flag, which Node 24 refuses).
+  const child = spawnSync(process.execPath, [...process.execArgv, CHILD, String(threads), ...(quick ? ['--quick'] : [])],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
   if (child.status !== 0) throw new Error(`threads-child.js ${threads} exited with ${child.status}`);
   return JSON.parse(child.stdout.trim().split('\n').pop());

@@ -8,9 +8,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import vm from 'node:vm';
 
+import { readSafetensors } from 'attention-wasm';
 import { backends, memoryOf, labelOf } from './backends.js';
 import { detach } from './hostile.js';
 import * as ref from './reference.js';
+import { buildSafetensors, entry } from './safetensors-writer.js';
 
 const { assertClose, mulberry32, randomTensor, tensor } = ref;
 const MiB = 2 ** 20;
@@ -355,3 +357,40 @@ for (const attn of backends) {
     });
   });
 }
+
+// readSafetensors uses no backend: its one argument, bytes, in the same hostile forms.
+describe('readSafetensors: hostile bytes', () => {
+  const file = buildSafetensors([entry('w', 'F32', [2], [1, 2])]);
+  const read = (bytes) => Array.from(readSafetensors(bytes).w.data);
+
+  test('a detached ArrayBuffer, or a Uint8Array over one, is a TypeError naming bytes', () => {
+    const buffer = file.buffer.slice(0);
+    const array = new Uint8Array(buffer);
+    detach(buffer);
+    assertThrowsNamed(() => readSafetensors(buffer), TypeError, [/^bytes: the ArrayBuffer is detached/]);
+    assertThrowsNamed(() => readSafetensors(array), TypeError, [/^bytes: the Uint8Array's buffer is detached/]);
+  });
+
+  test('a Uint8Array and an ArrayBuffer from another realm are read', () => {
+    const array = vm.runInContext(`new Uint8Array(${file.length})`, vm.createContext({}));
+    array.set(file);
+    assert.deepEqual(read(array), [1, 2]);
+    assert.deepEqual(read(array.buffer), [1, 2]);
+  });
+
+  test('a Uint8Array subclass is read from its memory, not through its accessors', () => {
+    class Lying extends Uint8Array {
+      get length() { return 1e9; }
+      get byteOffset() { return 3; }
+    }
+    assert.deepEqual(read(new Lying(file)), [1, 2]);
+  });
+
+  test('what only poses as an ArrayBuffer or Uint8Array is a TypeError naming bytes', () => {
+    const posers = [new Proxy(file.buffer, {}), Object.create(ArrayBuffer.prototype), new Proxy(file, {}),
+      new SharedArrayBuffer(file.length), new DataView(file.buffer)];
+    for (const value of posers) {
+      assertThrowsNamed(() => readSafetensors(value), TypeError, [/^bytes: expected a Uint8Array or ArrayBuffer, got /]);
+    }
+  });
+});

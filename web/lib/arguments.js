@@ -34,6 +34,11 @@ const bufferOf = intrinsic('buffer');
 const byteOffsetOf = intrinsic('byteOffset');
 const lengthOf = intrinsic('length');
 
+// ArrayBuffer's own byteLength getter: it answers for a genuine ArrayBuffer of any realm
+// (detached ones included) and throws for anything else, a Proxy or an object inheriting
+// ArrayBuffer.prototype among them.
+const arrayBufferByteLengthOf = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength').get;
+
 const ARRAY_TYPES = { Float32Array, Int32Array, Uint8Array };
 
 /** The type name of a genuine typed array ('Float32Array', ...), else undefined. */
@@ -170,6 +175,24 @@ function readView(name, data, types) {
     return new ARRAY_TYPES[type](bufferOf.call(data), byteOffsetOf.call(data), lengthOf.call(data));
   } catch {
     throw new TypeError(`${name}: the ${type}'s buffer is detached (transferred or freed); pass an array whose memory is still there`);
+  }
+}
+
+/**
+ * Bytes given as a Uint8Array or an ArrayBuffer (of any realm): read once into a plain
+ * Uint8Array of this realm over the same memory.
+ */
+export function readBytes(name, value) {
+  if (typedArrayType(value) === 'Uint8Array') return readView(name, value, ['Uint8Array']);
+  try {
+    arrayBufferByteLengthOf.call(value);
+  } catch {
+    throw new TypeError(`${name}: expected a Uint8Array or ArrayBuffer, got ${describe(value)}`);
+  }
+  try {
+    return new Uint8Array(value);
+  } catch {
+    throw new TypeError(`${name}: the ArrayBuffer is detached (transferred or freed); pass a buffer whose memory is still there`);
   }
 }
 

@@ -359,8 +359,9 @@ export interface Attention {
   readonly backend: 'wasm-simd' | 'wasm';
   /**
    * Whether the SIMD build runs its matrix-product loops with relaxed SIMD's fused multiply-add
-   * (a second, 5 KB module): true where the engine validates relaxed SIMD (Chromium; Node 20 only
-   * with --experimental-wasm-relaxed-simd) unless loadAttention was given relaxedSimd: false.
+   * (a second, 5 KB module): true where the engine validates relaxed SIMD (Chromium, Node 24;
+   * Node 20 only with --experimental-wasm-relaxed-simd) unless loadAttention was given
+   * relaxedSimd: false.
    */
   readonly relaxedSimd: boolean;
   /** The threads the core's kernels run on, the calling thread included (1 after dispose()). */
@@ -491,6 +492,8 @@ export function simdSupported(): boolean;
  * (`__proto__` too) is an ordinary key. Files that break the format (invalid UTF-8 or JSON,
  * duplicate keys, non-string `__metadata__` values, overlapping tensors or data bytes that no
  * tensor covers) throw a RangeError; a tensor of another dtype throws a TypeError naming it.
+ * `bytes` is read where it lies, not copied; anything other than a Uint8Array or ArrayBuffer
+ * (of any realm), or one whose memory is detached, is a TypeError naming `bytes`.
  */
 export function readSafetensors(bytes: Uint8Array | ArrayBuffer): Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>;
 

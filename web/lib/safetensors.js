@@ -9,7 +9,7 @@
 // non-string metadata, and data_offsets that, sorted, do not tile the data section exactly from
 // its first byte to its last (an overlap, a gap or trailing bytes could hide a second payload).
 
-import { describe } from './tensor.js';
+import { describe, readBytes } from './arguments.js';
 
 const MAX_HEADER_BYTES = 100_000_000; // the reference parser's MAX_HEADER_SIZE
 
@@ -183,10 +183,7 @@ function checkTiling(tensors, dataLength) {
  * named `__proto__` or `toString` is an ordinary key.
  */
 export function readSafetensors(bytes) {
-  if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-  if (!(bytes instanceof Uint8Array)) {
-    throw new TypeError(`bytes: expected a Uint8Array or ArrayBuffer, got ${describe(bytes)}`);
-  }
+  bytes = readBytes('bytes', bytes);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const { text, dataStart } = readHeaderText(bytes, view);
   const header = parseHeader(text);
