@@ -32,7 +32,7 @@ else()
 endif()
 
 add_executable(attn_wasm cpp/bindings/embind.cpp cpp/bindings/models.cpp
-  cpp/bindings/kernel_table.cpp)
+  cpp/bindings/kernel_table.cpp cpp/bindings/relaxed_kernels.cpp)
 target_include_directories(attn_wasm PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src)
 set_target_properties(attn_wasm PROPERTIES OUTPUT_NAME ${ATTN_WASM_NAME} SUFFIX ".mjs")
 target_link_libraries(attn_wasm PRIVATE attn::attn)
@@ -79,6 +79,12 @@ if(ATTN_CATCH2_INCLUDE)
     $<TARGET_PROPERTY:attn,COMPILE_DEFINITIONS>)
   # .cjs: emcc's node glue is CommonJS, and package.json makes .js files ES modules.
   set_target_properties(test_microkernels PROPERTIES SUFFIX ".cjs")
+  if(ATTN_SIMD)
+    # The same tests on the relaxed-SIMD loops, when ATTN_RELAXED_MODULE names the module.
+    target_sources(test_microkernels PRIVATE tests/cpp/relaxed_setup.cpp
+      cpp/bindings/relaxed_kernels.cpp)
+    target_include_directories(test_microkernels PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cpp/bindings)
+  endif()
   target_link_options(test_microkernels PRIVATE
     -fwasm-exceptions        # Catch2's REQUIRE throws, as the library does
     -sENVIRONMENT=node

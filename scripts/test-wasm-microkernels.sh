@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The micro-kernel tests (tests/cpp/test_microkernels.cpp, Catch2) in both wasm builds, run under
 # node: the SIMD kernels (wasm SIMD128 intrinsics) and their scalar twins, as the package ships
-# them. Incremental: the test links against the library build/wasm-{simd,scalar} already holds.
+# them, and the SIMD build once more with the relaxed-SIMD loops in its kernel table. Incremental: the test links against the library build/wasm-{simd,scalar} already holds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export NODE_PATH=/usr/share/nodejs  # emcc's JS optimizer needs acorn
@@ -16,3 +16,8 @@ for variant in simd scalar; do
   echo "-- micro-kernel tests, wasm $variant (node $(node --version))"
   node "$dir/test_microkernels.cjs" --use-colour no
 done
+# The SIMD build's tests again with the relaxed-SIMD loops in the kernel table (as the package
+# installs them; tests/cpp/relaxed_setup.cpp), on Node 20 behind its flag.
+echo "-- micro-kernel tests, wasm simd with the relaxed-SIMD loops"
+ATTN_RELAXED_MODULE=build/wasm-simd/attention-simd-relaxed.wasm \
+  node --experimental-wasm-relaxed-simd build/wasm-simd/test_microkernels.cjs --use-colour no
