@@ -69,3 +69,10 @@ export async function runThreadsSection({ quick, log = console.log }) {
   }
   return { results: runs, summary };
 }
+
+// `node --experimental-wasm-relaxed-simd scripts/bench/threads.js [--quick]` runs this section
+// alone (after `npm run build:wasm`), printing its table and summary lines.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { summary } = await runThreadsSection({ quick: process.argv.includes('--quick') });
+  for (const line of summary) console.log(`  ${line}`);
+}
