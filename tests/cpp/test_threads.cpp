@@ -1,10 +1,10 @@
 // The thread pool and every parallel kernel: the fused forward and backward (a few score
-// matrices split within each strip, many taken whole), KV-cache decoding and the parallel GEMM (so
-// multi-head attention's projections and backward): every result equals the one-thread result bit
-// for bit, for 1 to 7 threads, on ragged shapes (query blocks of 64, key chunks and tiles of 2 cut
-// anywhere, one query, none) under every mask kind and with the weights; a long run of tiny calls
-// through the pool; a bad thread count. The native suite also runs under ThreadSanitizer
-// (scripts/test-native.sh), which checks the pool's synchronisation.
+// matrices split within each strip, many taken whole), KV-cache decoding (by key chunks) and
+// the parallel GEMM (so multi-head attention's projections and backward): every result equals the
+// one-thread result bit for bit, for 1 to 7 threads, on ragged shapes (query blocks of 64, key
+// chunks and tiles of 2 cut anywhere, one query, none) under every mask kind and with the weights;
+// a long run of tiny calls through the pool; a bad thread count. The native suite also runs under
+// ThreadSanitizer (scripts/test-native.sh), which checks the pool's synchronisation.
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -151,23 +151,25 @@ TEST_CASE("The attention backward gives the same bits on 1, 2, 3, 4 and 7 thread
   }
 }
 
-TEST_CASE("KV-cache decoding gives the same bits on 1, 2 and 5 threads", "[threads]") {
-  // 2 batch rows x 3 heads over 300 cached positions; one query per head (a decode step) and
-  // four (causal among themselves).
+TEST_CASE("KV-cache decoding gives the same bits on 1, 2, 3, 4 and 7 threads", "[threads]") {
+  // 2 batch rows x 3 heads over 300 cached positions (one key chunk), then 2100 (three, the last
+  // partial); one query per head (a decode step) and four (causal among themselves).
   attn::KVCache cache(
       {/*batch=*/2, /*heads=*/3, /*head_dim=*/16, /*value_dim=*/8, /*capacity=*/64});
-  const Tensor3 k = wave(1, 6 * 300, 16, 0.37f), v = wave(1, 6 * 300, 8, 0.11f);
-  cache.append(k.data.data(), {2, 3, 300, 16}, v.data.data(), {2, 3, 300, 8});
-  for (const Index nq : {1, 4}) {
-    const Tensor3 q = wave(1, 6 * nq, 16, 0.29f);
-    Tensor3 one(1, 6 * nq, 8), many(1, 6 * nq, 8);
-    attn::set_threads(1);
-    cache.attend(q.data.data(), {2, 3, nq, 16}, one.data.data());
-    for (int threads : {2, 5}) {
-      const ThreadCount count(threads);
-      cache.attend(q.data.data(), {2, 3, nq, 16}, many.data.data());
-      CAPTURE(nq, threads);
-      REQUIRE(same_bits(one, many));
+  for (const Index length : {300, 1800}) {
+    const Tensor3 k = wave(1, 6 * length, 16, 0.37f), v = wave(1, 6 * length, 8, 0.11f);
+    cache.append(k.data.data(), {2, 3, length, 16}, v.data.data(), {2, 3, length, 8});
+    for (const Index nq : {1, 4}) {
+      const Tensor3 q = wave(1, 6 * nq, 16, 0.29f);
+      Tensor3 one(1, 6 * nq, 8), many(1, 6 * nq, 8);
+      attn::set_threads(1);
+      cache.attend(q.data.data(), {2, 3, nq, 16}, one.data.data());
+      for (int threads : {2, 3, 4, 7}) {
+        const ThreadCount count(threads);
+        cache.attend(q.data.data(), {2, 3, nq, 16}, many.data.data());
+        CAPTURE(cache.length(), nq, threads);
+        REQUIRE(same_bits(one, many));
+      }
     }
   }
 }
