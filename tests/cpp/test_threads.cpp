@@ -1,17 +1,20 @@
 // The thread pool and every parallel kernel: the fused forward and backward (a few score
-// matrices split within each strip, many taken whole), KV-cache decoding (by key chunks) and
-// the parallel GEMM (so multi-head attention's projections and backward): every result equals the
-// one-thread result bit for bit, for 1 to 7 threads, on ragged shapes (query blocks of 64, key
-// chunks and tiles of 2 cut anywhere, one query, none) under every mask kind and with the weights;
-// a long run of tiny calls through the pool; a bad thread count. The native suite also runs under
-// ThreadSanitizer (scripts/test-native.sh), which checks the pool's synchronisation.
+// matrices split within each strip, many taken whole), KV-cache decoding (by key chunks), kernel
+// regression and its bandwidth search, and the parallel GEMM (so multi-head attention's
+// projections and backward): every result equals the one-thread result bit for bit, for 1 to 7
+// threads, on ragged shapes (query blocks of 64, key chunks and tiles of 2 cut anywhere, one
+// query, none) under every mask kind and with the weights; a long run of tiny calls through the
+// pool; a bad thread count. The native suite also runs under ThreadSanitizer
+// (scripts/test-native.sh), which checks the pool's synchronisation.
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 #include "attn/attention.hpp"
+#include "attn/kernel_regression.hpp"
 #include "attn/kv_cache.hpp"
 #include "attn/multi_head_attention.hpp"
 #include "attn/threads.hpp"
@@ -40,6 +43,9 @@ bool same_bits(const Tensor3& a, const Tensor3& b) {
 }
 bool same_bits(const attn::Matrix& a, const attn::Matrix& b) {
   return a.rows() == b.rows() && same_bits(a.data(), a.size(), b.data(), b.size());
+}
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return same_bits(a.data(), static_cast<Index>(a.size()), b.data(), static_cast<Index>(b.size()));
 }
 
 attn::MultiHeadAttention seeded_layer(Index embed_dim, Index heads, uint64_t seed) {
@@ -169,6 +175,42 @@ TEST_CASE("KV-cache decoding gives the same bits on 1, 2, 3, 4 and 7 threads", "
         cache.attend(q.data.data(), {2, 3, nq, 16}, many.data.data());
         CAPTURE(cache.length(), nq, threads);
         REQUIRE(same_bits(one, many));
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "Kernel regression and its bandwidth search give the same bits on 1, 2, 3, 4 and 7 threads",
+    "[threads]") {
+  // 77 queries (blocks of 16 and a ragged one) against no key, one, and 333; every similarity,
+  // with and without the weights; bandwidths down to where boxcar reaches no other key.
+  const std::vector<float> bandwidths{0.01f, 0.3f, 1.0f, 4.0f};
+  for (const Index n : {0, 1, 333}) {
+    const Tensor3 keys = wave(1, n, 3, 0.7f), values = wave(1, n, 2, 0.3f),
+                  queries = wave(1, 77, 3, 0.11f);
+    for (const attn::Similarity similarity :
+         {attn::Similarity::Gaussian, attn::Similarity::Boxcar, attn::Similarity::Epanechnikov,
+          attn::Similarity::Constant}) {
+      const auto run = [&] {
+        return std::make_tuple(
+            attn::kernel_regression(keys.view()[0], values.view()[0], queries.view()[0], similarity,
+                                    0.5f, true),
+            attn::kernel_regression(keys.view()[0], values.view()[0], queries.view()[0], similarity,
+                                    0.5f, false),
+            attn::leave_one_out(keys.view()[0], values.view()[0], similarity, bandwidths));
+      };
+      attn::set_threads(1);
+      const auto [weighted, plain, search] = run();
+      for (int threads : {2, 3, 4, 7}) {
+        const ThreadCount count(threads);
+        const auto [weighted_many, plain_many, search_many] = run();
+        CAPTURE(n, attn::similarity_name(similarity), threads);
+        REQUIRE(same_bits(weighted.output, weighted_many.output));
+        REQUIRE(same_bits(weighted.weights, weighted_many.weights));
+        REQUIRE(same_bits(plain.output, plain_many.output));
+        REQUIRE(same_bits(search.errors, search_many.errors));
+        REQUIRE(same_bits(&search.best, 1, &search_many.best, 1));
       }
     }
   }
