@@ -185,10 +185,10 @@ class MatrixBackward {
 
   // Step 1's task: every row of the strip against the `len` keys from j0.
   void score_chunk(Index i0, Index rows, Index j0, Index len, Index chunk) {
-    f32_gemm_panels(q_ + i0 * d_, d_, rows, d_, work_.keys_t.data() + j0 * d_, kPanel * d_, len,
-                    work_.weights.data() + j0, work_.stride);
-    f32_gemm_panels(grad_out_ + i0 * dv_, dv_, rows, dv_, work_.values_t.data() + j0 * dv_,
-                    kPanel * dv_, len, work_.grad_scores.data() + j0, work_.stride);
+    f32_gemm_panels_serial(q_ + i0 * d_, d_, rows, d_, work_.keys_t.data() + j0 * d_, kPanel * d_,
+                           len, work_.weights.data() + j0, work_.stride);
+    f32_gemm_panels_serial(grad_out_ + i0 * dv_, dv_, rows, dv_, work_.values_t.data() + j0 * dv_,
+                           kPanel * dv_, len, work_.grad_scores.data() + j0, work_.stride);
     for (Index r = 0; r < rows; ++r) {
       float* s = work_.weights.data() + r * work_.stride + j0;
       if (masked_) work_.masks[static_cast<size_t>(r)].apply(s, j0, len);
@@ -263,20 +263,21 @@ class MatrixBackward {
     }
     const float* grad_scores_t = work_.grad_scores_t.data() + j0 * work_.rows;
     const float* weights_t = work_.weights_t.data() + j0 * work_.rows;
-    f32_gemm_panels(grad_scores_t, work_.rows, j1 - j0, rows, work_.queries.data() + i0 * kPanel,
-                    kPanel * nq_, d_, dk + j0 * d_, d_, /*accumulate=*/true);
-    f32_gemm_panels(weights_t, work_.rows, j1 - j0, rows,
-                    work_.grad_out_panels.data() + i0 * kPanel, kPanel * nq_, dv_, dv + j0 * dv_,
-                    dv_, /*accumulate=*/true);
+    f32_gemm_panels_serial(grad_scores_t, work_.rows, j1 - j0, rows,
+                           work_.queries.data() + i0 * kPanel, kPanel * nq_, d_, dk + j0 * d_, d_,
+                           /*accumulate=*/true);
+    f32_gemm_panels_serial(weights_t, work_.rows, j1 - j0, rows,
+                           work_.grad_out_panels.data() + i0 * kPanel, kPanel * nq_, dv_,
+                           dv + j0 * dv_, dv_, /*accumulate=*/true);
   }
 
   // dQ = dS K, and O = (P * F) V when asked, for `count` rows from query i (strip row r).
   void row_products(Index i, Index r, Index count, Index keys, float* dq, float* out) {
-    f32_gemm_panels(work_.grad_scores.data() + r * work_.stride, work_.stride, count, keys,
-                    work_.keys.data(), kPanel * nk_, d_, dq + i * d_, d_);
+    f32_gemm_panels_serial(work_.grad_scores.data() + r * work_.stride, work_.stride, count, keys,
+                           work_.keys.data(), kPanel * nk_, d_, dq + i * d_, d_);
     if (out) {
-      f32_gemm_panels(pooled() + r * work_.stride, work_.stride, count, keys, work_.values.data(),
-                      kPanel * nk_, dv_, out + i * dv_, dv_);
+      f32_gemm_panels_serial(pooled() + r * work_.stride, work_.stride, count, keys,
+                             work_.values.data(), kPanel * nk_, dv_, out + i * dv_, dv_);
     }
   }
 

@@ -41,16 +41,21 @@ void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transpose
   }
 }
 
-void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
-                     Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
+void f32_gemm_panels_serial(const float* a, Index lda, Index m, Index depth, const float* packed,
+                            Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
   // The loop reads depth rows of every panel and writes n columns of m rows: the panels must be
   // that deep, and rows of A and C must not overlap.
   assert(m >= 0 && n >= 0 && depth >= 0);
   assert(panel_stride >= depth * kPanel);
   assert(m <= 1 || (lda >= depth && ldc >= n));
   assert((m == 0 || n == 0) || (c && (depth == 0 || (a && packed))));
+  kernel_table().gemm_panels(a, lda, m, depth, packed, panel_stride, n, c, ldc, accumulate);
+}
+
+void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
+                     Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
   if (!worth_splitting(m * n * depth)) {
-    kernel_table().gemm_panels(a, lda, m, depth, packed, panel_stride, n, c, ldc, accumulate);
+    f32_gemm_panels_serial(a, lda, m, depth, packed, panel_stride, n, c, ldc, accumulate);
     return;
   }
   // 2-D tiles of C, several per thread, each the loop on a corner of A, B and C: every element
@@ -59,10 +64,10 @@ void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const floa
   const Index column_tiles = (round_up(n, kPanel) / kPanel + kTaskPanels - 1) / kTaskPanels;
   thread_pool().run(row_tiles * column_tiles, [&](Index task, int) {
     const Index r0 = task / column_tiles * kTaskRows, p0 = task % column_tiles * kTaskPanels;
-    kernel_table().gemm_panels(a + r0 * lda, lda, std::min(kTaskRows, m - r0), depth,
-                               packed + p0 * panel_stride, panel_stride,
-                               std::min(kTaskPanels * kPanel, n - p0 * kPanel),
-                               c + r0 * ldc + p0 * kPanel, ldc, accumulate);
+    f32_gemm_panels_serial(a + r0 * lda, lda, std::min(kTaskRows, m - r0), depth,
+                           packed + p0 * panel_stride, panel_stride,
+                           std::min(kTaskPanels * kPanel, n - p0 * kPanel),
+                           c + r0 * ldc + p0 * kPanel, ldc, accumulate);
   });
 }
 
