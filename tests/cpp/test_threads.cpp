@@ -112,9 +112,10 @@ TEST_CASE("Multi-head attention gives the same bits on 1 and 4 threads", "[threa
 
 TEST_CASE("The attention backward gives the same bits on 1, 2, 3, 4 and 7 threads", "[threads]") {
   // One score matrix (its strips split by key chunks, rows and key blocks: 150 queries are two
-  // strips and a ragged third, 300 keys end in a partial chunk), two, and nine (which 2 threads
-  // take as whole matrices); one query and one key; no queries; no keys. Under every mask kind,
-  // a fill near the scores (the hidden tail is then scored after all), and dropout.
+  // strips and a ragged third, 300 keys end in a partial chunk), two and nine (taken whole by 2
+  // threads, nine by 3 too, split otherwise); one query and one key; no queries; no keys. Under
+  // every mask kind, a fill near the scores (the hidden tail is then scored after all), and
+  // dropout.
   struct Shape {
     Index batch, nq, nk, d, dv;
   };
@@ -233,8 +234,8 @@ TEST_CASE("Matrix products give the same bits on 1, 2, 3 and 7 threads", "[threa
 
 TEST_CASE("Multi-head attention's backward gives the same bits on 1, 2, 3, 4 and 7 threads",
           "[threads]") {
-  // 2 x 4 heads: 2 threads take whole score matrices, more split their strips (with the output,
-  // which the layer's backward asks of the kernel).
+  // 2 x 4 heads: 2 and 4 threads take whole score matrices, 3 and 7 split their strips (with the
+  // output, which the layer's backward asks of the kernel).
   const attn::MultiHeadAttention mha = seeded_layer(64, 4, 5);
   const Tensor3 x = wave(2, 150, 64, 0.19f), grad = wave(2, 150, 64, 0.43f);
   attn::set_threads(1);

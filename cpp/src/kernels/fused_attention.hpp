@@ -53,8 +53,8 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
 // the forward's decision). `dropout` is the forward's, regenerated per weight; `output`, when
 // non-null, receives the forward output (multi-head attention needs it). Shapes as in
 // attention_fused; dq, dk, dv shaped like q, k, v. Split across the thread pool by whole matrices
-// when there are at least 4 per thread, else within each strip (by key chunks, rows and key
-// blocks), with the same bits either way and on every thread count.
+// when each thread gets as many or at least 4, else within each strip (by key chunks, rows and
+// key blocks), with the same bits either way and on every thread count.
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,

@@ -43,8 +43,15 @@ namespace {
 // task's panels of K or V stay in L1 while every row of the strip passes over them.
 constexpr Index kTaskKeys = 64;
 // Score matrices per thread from which threads take whole matrices rather than split strips:
-// the last round's idle threads then cost at most a fifth.
+// the last round's idle threads then cost about a fifth at most.
 constexpr Index kMatricesPerThread = 4;
+
+// Whether threads take whole matrices (no barriers, no false sharing at the edges of the
+// strips' tasks): when every thread gets as many, or enough of them that the last round's idle
+// threads matter little.
+bool whole_matrices(Index matrices, Index threads) {
+  return threads > 1 && (matrices % threads == 0 || matrices >= kMatricesPerThread * threads);
+}
 
 // Queries per strip: 64, fewer when the keys are so many that the four strips of rows x nk
 // floats would pass 2 MB, more than the caches keep while a strip is worked on (wasm SIMD, one
@@ -295,9 +302,9 @@ class MatrixBackward {
 
 }  // namespace
 
-// Each score matrix writes only its own dq, dk, dv (and output). With enough matrices per
-// thread, threads take whole matrices, each in a workspace of its own; otherwise the matrices
-// go one after another, their strips split across the threads. Both give the same bits.
+// Each score matrix writes only its own dq, dk, dv (and output). Threads take whole matrices,
+// each in a workspace of its own, when whole_matrices says so; otherwise the matrices go one
+// after another, their strips split across the threads. Both give the same bits.
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,
@@ -305,8 +312,9 @@ void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBat
                               HiddenBlocks hidden_blocks) {
   const Index batch = q.batch / batch_heads;
   ThreadPool& pool = thread_pool();
-  const bool whole_matrices = q.batch >= kMatricesPerThread * pool.threads();
-  const Index workspaces = whole_matrices ? pool.threads() : std::min<Index>(q.batch, 1);
+  const bool whole = whole_matrices(q.batch, pool.threads());
+  const Index workspaces =
+      whole ? std::min<Index>(pool.threads(), q.batch) : std::min<Index>(q.batch, 1);
   std::vector<BackwardWorkspace> workspace;
   workspace.reserve(static_cast<size_t>(workspaces));
   for (Index t = 0; t < workspaces; ++t) {
@@ -321,7 +329,7 @@ void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBat
     backward.run(v[s].data(), dq[s].data(), dk[s].data(), dv[s].data(),
                  output ? (*output)[s].data() : nullptr);
   };
-  if (whole_matrices) {
+  if (whole) {
     // The strips' regions then run inline, on the task's thread.
     pool.run(q.batch, [&](Index s, int slot) { matrix(s, slot); });
   } else {
