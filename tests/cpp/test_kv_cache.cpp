@@ -1,7 +1,8 @@
-// attn::KVCache: positions appended in chunks (crossing its 16-position panels, the kernel's
-// 128-key blocks and its capacity, so that it grows) and attended by 1-4 queries that are causal
-// against the newest positions, checked against a double-precision reference over the same
-// keys and values; truncate, clear, and errors that leave the cache as it was.
+// attn::KVCache: positions appended a few at a time (crossing its 16-position panels, the
+// kernel's 128-key blocks, its capacity, so that it grows, and the 1024-key chunks a long cache
+// is attended in) and attended by 1-4 queries that are causal against the newest positions,
+// checked against a double-precision reference over the same keys and values; truncate, clear,
+// and errors that leave the cache as it was.
 
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -123,6 +124,22 @@ TEST_CASE("A KV cache attends causally over positions appended in chunks, as it 
     }
   }
   check_attend(cache, history, 37, seed + 100);  // more queries than the decode sizes work too
+}
+
+TEST_CASE("A long cache attends in key chunks whose partial softmaxes merge to the reference",
+          "[kv_cache]") {
+  // Past 1024 positions a sequence's keys split into chunks of 1024, merged in order. Lengths
+  // 1024 (one full chunk), 1025 (the second chunk's one position is hidden from all queries but
+  // the last of four) and 2100 (a third, partial chunk).
+  const Shape shape{1, 2, 8, 6};
+  KVCache cache({shape.batch, shape.heads, shape.d, shape.dv, 0});
+  History history(shape);
+  uint32_t seed = 700;
+  for (Index t : {1024, 1, 1075}) {
+    history.append(cache, t, seed += 10);
+    for (Index nq = 1; nq <= 4; ++nq)
+      check_attend(cache, history, nq, seed + static_cast<uint32_t>(nq));
+  }
 }
 
 TEST_CASE("value_dim defaults to head_dim and the scale to 1 / sqrt(head_dim)", "[kv_cache]") {

@@ -1,10 +1,12 @@
-// The thread pool, the parallel fused forward and backward, KV-cache decoding and the parallel
-// GEMM (so multi-head attention's projections and backward): every result equals the one-thread
-// result bit for bit, for 1 to 7 threads, on ragged shapes (query blocks of 64 and tiles of 2 cut
-// anywhere) under every mask kind and with the weights; a long run of tiny calls through the pool;
-// a bad thread count; the worker setup the wasm package installs its relaxed loops with. The native
-// suite also runs under ThreadSanitizer (scripts/test-native.sh), which checks the pool's
-// synchronisation.
+// The thread pool and every parallel kernel: the fused forward and backward (a few score
+// matrices split within each strip, many taken whole), KV-cache decoding (by key chunks), kernel
+// regression and its bandwidth search, and the parallel GEMM (so multi-head attention's
+// projections and backward): every result equals the one-thread result bit for bit, for 1 to 7
+// threads, on ragged shapes (query blocks of 64, key chunks and tiles of 2 cut anywhere, one
+// query, none) under every mask kind and with the weights; a long run of tiny calls through the
+// pool; a bad thread count; the worker setup the wasm package installs its relaxed loops with.
+// The native suite also runs under ThreadSanitizer (scripts/test-native.sh), which checks the
+// pool's synchronisation.
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -13,9 +15,11 @@
 #include <cstring>
 #include <mutex>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "attn/attention.hpp"
+#include "attn/kernel_regression.hpp"
 #include "attn/kv_cache.hpp"
 #include "attn/multi_head_attention.hpp"
 #include "attn/threads.hpp"
@@ -33,9 +37,20 @@ Tensor3 wave(Index b, Index r, Index c, float rate) {
   return t;
 }
 
+// Same size and the same bits (memcmp, which is not to be given the null data of an empty one).
+bool same_bits(const float* a, Index a_size, const float* b, Index b_size) {
+  return a_size == b_size &&
+         (a_size == 0 || std::memcmp(a, b, static_cast<size_t>(a_size) * sizeof(float)) == 0);
+}
 bool same_bits(const Tensor3& a, const Tensor3& b) {
-  return a.data.size() == b.data.size() &&
-         std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
+  return same_bits(a.data.data(), static_cast<Index>(a.data.size()), b.data.data(),
+                   static_cast<Index>(b.data.size()));
+}
+bool same_bits(const attn::Matrix& a, const attn::Matrix& b) {
+  return a.rows() == b.rows() && same_bits(a.data(), a.size(), b.data(), b.size());
+}
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return same_bits(a.data(), static_cast<Index>(a.size()), b.data(), static_cast<Index>(b.size()));
 }
 
 attn::MultiHeadAttention seeded_layer(Index embed_dim, Index heads, uint64_t seed) {
@@ -100,48 +115,109 @@ TEST_CASE("Multi-head attention gives the same bits on 1 and 4 threads", "[threa
   REQUIRE(same_bits(one.weights, four.weights));
 }
 
-TEST_CASE("The attention backward gives the same bits on 1, 2, 3 and 7 threads", "[threads]") {
-  // Three score matrices (fewer than 7 threads: some threads get none), masks and dropout.
-  const Tensor3 q = wave(3, 75, 16, 0.37f), k = wave(3, 90, 16, 0.71f), v = wave(3, 90, 5, 0.13f);
-  const Tensor3 grad = wave(3, 75, 5, 0.53f);
-  std::vector<attn::AttentionOptions> cases(3);
-  cases[1].mask.valid_lens = {0, 41, 90};
-  cases[1].mask.causal = true;
-  cases[2].dropout = 0.25f;
-  cases[2].seed = 9;
-  for (size_t c = 0; c < cases.size(); ++c) {
-    attn::set_threads(1);
-    const attn::AttentionGradients one =
-        attn::scaled_dot_product_attention_backward(q, k, v, grad, cases[c]);
-    for (int threads : {2, 3, 7}) {
-      const ThreadCount count(threads);
-      const attn::AttentionGradients many =
+TEST_CASE("The attention backward gives the same bits on 1, 2, 3, 4 and 7 threads", "[threads]") {
+  // One score matrix (its strips split by key chunks, rows and key blocks: 150 queries are two
+  // strips and a ragged third, 300 keys end in a partial chunk), two and nine (taken whole by 2
+  // threads, nine by 3 too, split otherwise); one query and one key; no queries; no keys. Under
+  // every mask kind, a fill near the scores (the hidden tail is then scored after all), and
+  // dropout.
+  struct Shape {
+    Index batch, nq, nk, d, dv;
+  };
+  const Shape shapes[] = {{1, 150, 300, 16, 9}, {2, 65, 129, 8, 3}, {9, 20, 33, 4, 5},
+                          {1, 1, 1, 3, 2},      {1, 0, 40, 4, 4},   {1, 30, 0, 4, 4}};
+  for (const Shape& shape : shapes) {
+    const Index b = shape.batch, nq = shape.nq, nk = shape.nk;
+    const Tensor3 q = wave(b, nq, shape.d, 0.37f), k = wave(b, nk, shape.d, 0.71f),
+                  v = wave(b, nk, shape.dv, 0.13f), grad = wave(b, nq, shape.dv, 0.53f);
+    std::vector<uint8_t> bool_mask(static_cast<size_t>(nq * nk));
+    for (size_t i = 0; i < bool_mask.size(); ++i) bool_mask[i] = (i * 7919) % 5 == 0;
+    std::vector<attn::AttentionOptions> cases(7);
+    for (Index i = 0; i < b; ++i)
+      cases[1].mask.valid_lens.push_back(static_cast<int32_t>(i * 41 % (nk + 1)));
+    cases[2].mask.causal = true;
+    for (Index i = 0; i < b * nq; ++i)
+      cases[3].mask.valid_lens.push_back(static_cast<int32_t>(i % (nk + 1)));
+    cases[4].mask.bool_mask = bool_mask.data();
+    cases[4].mask.bool_mask_batch = 1;
+    cases[4].mask.fill = -INFINITY;
+    cases[5].mask.valid_lens = cases[1].mask.valid_lens;
+    cases[5].mask.fill = 0.0f;
+    cases[6].mask.causal = true;
+    cases[6].dropout = 0.25f;
+    cases[6].seed = 9;
+    for (size_t c = 0; c < cases.size(); ++c) {
+      attn::set_threads(1);
+      const attn::AttentionGradients one =
           attn::scaled_dot_product_attention_backward(q, k, v, grad, cases[c]);
-      CAPTURE(c, threads);
-      REQUIRE(same_bits(one.dq, many.dq));
-      REQUIRE(same_bits(one.dk, many.dk));
-      REQUIRE(same_bits(one.dv, many.dv));
+      for (int threads : {2, 3, 4, 7}) {
+        const ThreadCount count(threads);
+        const attn::AttentionGradients many =
+            attn::scaled_dot_product_attention_backward(q, k, v, grad, cases[c]);
+        CAPTURE(b, nq, nk, c, threads);
+        REQUIRE(same_bits(one.dq, many.dq));
+        REQUIRE(same_bits(one.dk, many.dk));
+        REQUIRE(same_bits(one.dv, many.dv));
+      }
     }
   }
 }
 
-TEST_CASE("KV-cache decoding gives the same bits on 1, 2 and 5 threads", "[threads]") {
-  // 2 batch rows x 3 heads over 300 cached positions; one query per head (a decode step) and
-  // four (causal among themselves).
+TEST_CASE("KV-cache decoding gives the same bits on 1, 2, 3, 4 and 7 threads", "[threads]") {
+  // 2 batch rows x 3 heads over 300 cached positions (one key chunk), then 2100 (three, the last
+  // partial); one query per head (a decode step) and four (causal among themselves).
   attn::KVCache cache(
       {/*batch=*/2, /*heads=*/3, /*head_dim=*/16, /*value_dim=*/8, /*capacity=*/64});
-  const Tensor3 k = wave(1, 6 * 300, 16, 0.37f), v = wave(1, 6 * 300, 8, 0.11f);
-  cache.append(k.data.data(), {2, 3, 300, 16}, v.data.data(), {2, 3, 300, 8});
-  for (const Index nq : {1, 4}) {
-    const Tensor3 q = wave(1, 6 * nq, 16, 0.29f);
-    Tensor3 one(1, 6 * nq, 8), many(1, 6 * nq, 8);
-    attn::set_threads(1);
-    cache.attend(q.data.data(), {2, 3, nq, 16}, one.data.data());
-    for (int threads : {2, 5}) {
-      const ThreadCount count(threads);
-      cache.attend(q.data.data(), {2, 3, nq, 16}, many.data.data());
-      CAPTURE(nq, threads);
-      REQUIRE(same_bits(one, many));
+  for (const Index length : {300, 1800}) {
+    const Tensor3 k = wave(1, 6 * length, 16, 0.37f), v = wave(1, 6 * length, 8, 0.11f);
+    cache.append(k.data.data(), {2, 3, length, 16}, v.data.data(), {2, 3, length, 8});
+    for (const Index nq : {1, 4}) {
+      const Tensor3 q = wave(1, 6 * nq, 16, 0.29f);
+      Tensor3 one(1, 6 * nq, 8), many(1, 6 * nq, 8);
+      attn::set_threads(1);
+      cache.attend(q.data.data(), {2, 3, nq, 16}, one.data.data());
+      for (int threads : {2, 3, 4, 7}) {
+        const ThreadCount count(threads);
+        cache.attend(q.data.data(), {2, 3, nq, 16}, many.data.data());
+        CAPTURE(cache.length(), nq, threads);
+        REQUIRE(same_bits(one, many));
+      }
+    }
+  }
+}
+
+TEST_CASE(
+    "Kernel regression and its bandwidth search give the same bits on 1, 2, 3, 4 and 7 threads",
+    "[threads]") {
+  // 77 queries (blocks of 16 and a ragged one) against no key, one, and 333; every similarity,
+  // with and without the weights; bandwidths down to where boxcar reaches no other key.
+  const std::vector<float> bandwidths{0.01f, 0.3f, 1.0f, 4.0f};
+  for (const Index n : {0, 1, 333}) {
+    const Tensor3 keys = wave(1, n, 3, 0.7f), values = wave(1, n, 2, 0.3f),
+                  queries = wave(1, 77, 3, 0.11f);
+    for (const attn::Similarity similarity :
+         {attn::Similarity::Gaussian, attn::Similarity::Boxcar, attn::Similarity::Epanechnikov,
+          attn::Similarity::Constant}) {
+      const auto run = [&] {
+        return std::make_tuple(
+            attn::kernel_regression(keys.view()[0], values.view()[0], queries.view()[0], similarity,
+                                    0.5f, true),
+            attn::kernel_regression(keys.view()[0], values.view()[0], queries.view()[0], similarity,
+                                    0.5f, false),
+            attn::leave_one_out(keys.view()[0], values.view()[0], similarity, bandwidths));
+      };
+      attn::set_threads(1);
+      const auto [weighted, plain, search] = run();
+      for (int threads : {2, 3, 4, 7}) {
+        const ThreadCount count(threads);
+        const auto [weighted_many, plain_many, search_many] = run();
+        CAPTURE(n, attn::similarity_name(similarity), threads);
+        REQUIRE(same_bits(weighted.output, weighted_many.output));
+        REQUIRE(same_bits(weighted.weights, weighted_many.weights));
+        REQUIRE(same_bits(plain.output, plain_many.output));
+        REQUIRE(same_bits(search.errors, search_many.errors));
+        REQUIRE(same_bits(&search.best, 1, &search_many.best, 1));
+      }
     }
   }
 }
@@ -156,23 +232,29 @@ TEST_CASE("Matrix products give the same bits on 1, 2, 3 and 7 threads", "[threa
       const ThreadCount count(threads);
       const attn::Matrix many = attn::detail::matmul(a.view()[0], b.view()[0]);
       CAPTURE(m, threads);
-      REQUIRE(std::memcmp(one.data(), many.data(), sizeof(float) * one.size()) == 0);
+      REQUIRE(same_bits(one, many));
     }
   }
 }
 
-TEST_CASE("Multi-head attention's backward gives the same bits on 1 and 3 threads", "[threads]") {
+TEST_CASE("Multi-head attention's backward gives the same bits on 1, 2, 3, 4 and 7 threads",
+          "[threads]") {
+  // 2 x 4 heads: 2 and 4 threads take whole score matrices, 3 and 7 split their strips (with the
+  // output, which the layer's backward asks of the kernel).
   const attn::MultiHeadAttention mha = seeded_layer(64, 4, 5);
   const Tensor3 x = wave(2, 150, 64, 0.19f), grad = wave(2, 150, 64, 0.43f);
   attn::set_threads(1);
   const attn::MultiHeadGradients one = mha.backward(x, x, x, grad);
-  const ThreadCount count(3);
-  const attn::MultiHeadGradients three = mha.backward(x, x, x, grad);
-  REQUIRE(same_bits(one.d_query, three.d_query));
-  REQUIRE(same_bits(one.d_value, three.d_value));
-  for (size_t p = 0; p < one.d_parameters.size(); ++p) {
-    CAPTURE(one.d_parameters[p].name);
-    REQUIRE(one.d_parameters[p].data == three.d_parameters[p].data);
+  for (int threads : {2, 3, 4, 7}) {
+    const ThreadCount count(threads);
+    const attn::MultiHeadGradients many = mha.backward(x, x, x, grad);
+    CAPTURE(threads);
+    REQUIRE(same_bits(one.d_query, many.d_query));
+    REQUIRE(same_bits(one.d_value, many.d_value));
+    for (size_t p = 0; p < one.d_parameters.size(); ++p) {
+      CAPTURE(one.d_parameters[p].name);
+      REQUIRE(one.d_parameters[p].data == many.d_parameters[p].data);
+    }
   }
 }
 

@@ -53,7 +53,10 @@ class KVCache {
   // std::invalid_argument for another q shape, nq > length(), or a scale that is not finite.
   // A decode step's few queries (nq of 1 to 4) read each block of 128 cached positions from
   // memory once: the block's keys and values stay in cache while the queries pass over it, one
-  // or two rows at a time, with the online softmax carrying each row across blocks.
+  // or two rows at a time, with the online softmax carrying each row across blocks. Past 1024
+  // positions the keys go in chunks of 1024, one task each on the thread pool, whose partial
+  // softmaxes are merged in order: the result then differs from one pass by rounding only, and
+  // is the same on every thread count.
   void attend(const float* q, const std::vector<Index>& q_shape, float* out,
               std::optional<float> scale = std::nullopt) const;
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "checks.hpp"
+#include "parallel/split.hpp"
 #include "similarity.hpp"
 
 namespace attn {
@@ -18,6 +19,17 @@ using ConstRowRef = Eigen::Ref<const RowVector>;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 constexpr Index kNoKey = -1;
+// Query rows per task: every row is computed alone, so the split changes no bit of the result;
+// a fixed size keeps the tasks the same whatever the thread count.
+constexpr Index kRowsPerTask = 16;
+
+Index row_tasks(Index rows) { return (rows + kRowsPerTask - 1) / kRowsPerTask; }
+
+// The work of `rows` queries against n keys, as multiply-adds (an exp counted as 16): what
+// run_split weighs against waking the workers.
+Index row_work(Index rows, const MatrixRef& keys, const MatrixRef& values) {
+  return rows * keys.rows() * (2 * keys.cols() + values.cols() + 16);
+}
 
 void check_keys_values(const MatrixRef& keys, const MatrixRef& values) {
   detail::require_shape("values", {keys.rows(), -1}, detail::shape_of(values));
@@ -101,16 +113,23 @@ void kernel_regression(const MatrixRef& keys, const MatrixRef& values, const Mat
   if (weights) {
     detail::require_shape("weights", {queries.rows(), keys.rows()}, detail::shape_of(*weights));
   }
-  RowVector scratch(weights ? 0 : keys.rows());
-  for (Index i = 0; i < queries.rows(); ++i) {
-    auto out = output.row(i);
-    if (weights) {
-      auto row = weights->row(i);
-      estimate_row(queries.row(i), keys, values, similarity, bandwidth, kNoKey, row, out);
-    } else {
-      estimate_row(queries.row(i), keys, values, similarity, bandwidth, kNoKey, scratch, out);
+  const Index m = queries.rows(), tasks = row_tasks(m);
+  // Without weights to write into, each thread's rows go through a scratch row of its own.
+  std::vector<RowVector> scratch(
+      static_cast<size_t>(std::min<Index>(detail::thread_pool().threads(), tasks)),
+      RowVector(weights ? 0 : keys.rows()));
+  detail::run_split(tasks, row_work(m, keys, values), [&](Index task, int slot) {
+    for (Index i = task * kRowsPerTask; i < std::min(m, (task + 1) * kRowsPerTask); ++i) {
+      auto out = output.row(i);
+      if (weights) {
+        auto row = weights->row(i);
+        estimate_row(queries.row(i), keys, values, similarity, bandwidth, kNoKey, row, out);
+      } else {
+        estimate_row(queries.row(i), keys, values, similarity, bandwidth, kNoKey,
+                     scratch[static_cast<size_t>(slot)], out);
+      }
     }
-  }
+  });
 }
 
 KernelRegression kernel_regression(const MatrixRef& keys, const MatrixRef& values,
@@ -132,26 +151,44 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
   if (bandwidths.empty()) detail::fail("bandwidths", "at least one bandwidth", "none");
   for (float bandwidth : bandwidths) detail::require_positive_finite("bandwidths", bandwidth);
 
-  const Index n = keys.rows();
+  const Index n = keys.rows(), tasks = row_tasks(n);
+  const auto count = static_cast<Index>(bandwidths.size());
+  // Each (bandwidth, key) prediction is computed alone, a block of keys a task, into its own
+  // entries; the sums then run in key order, as one thread would add them.
+  std::vector<double> errors(static_cast<size_t>(count * n));
+  std::vector<char> reached(errors.size());
+  const auto slots =
+      static_cast<size_t>(std::min<Index>(detail::thread_pool().threads(), count * tasks));
+  std::vector<RowVector> weights(slots, RowVector(n)), prediction(slots, RowVector(values.cols()));
+  detail::run_split(count * tasks, count * row_work(n, keys, values), [&](Index task, int slot) {
+    const Index b = task / tasks, first = task % tasks * kRowsPerTask;
+    for (Index i = first; i < std::min(n, first + kRowsPerTask); ++i) {
+      const auto at = static_cast<size_t>(b * n + i);
+      RowVector& p = prediction[static_cast<size_t>(slot)];
+      reached[at] =
+          estimate_row(keys.row(i), keys, values, similarity, bandwidths[static_cast<size_t>(b)], i,
+                       weights[static_cast<size_t>(slot)], p);
+      errors[at] = reached[at] ? (p - values.row(i)).cast<double>().squaredNorm() : 0.0;
+    }
+  });
   BandwidthSearch search{{}, kNaN};
   float best_error = kInfinity;
-  RowVector weights(n), prediction(values.cols());
-  for (float bandwidth : bandwidths) {
+  for (Index b = 0; b < count; ++b) {
     // Summed in double: n squared errors of similar size would lose ~log2(n) bits in float.
     double total = n >= 2 ? 0.0 : double{kInfinity};
     for (Index i = 0; i < n; ++i) {
-      if (!estimate_row(keys.row(i), keys, values, similarity, bandwidth, i, weights, prediction)) {
+      if (!reached[static_cast<size_t>(b * n + i)]) {
         total = double{kInfinity};  // key i has no estimate: this bandwidth cannot be scored
         break;
       }
-      total += (prediction - values.row(i)).cast<double>().squaredNorm();
+      total += errors[static_cast<size_t>(b * n + i)];
     }
     const float error = static_cast<float>(total / static_cast<double>(n));
     search.errors.push_back(error);
     // NaN (from NaN inputs) compares false: like +infinity, it is never the best.
     if (error < best_error) {
       best_error = error;
-      search.best = bandwidth;
+      search.best = bandwidths[static_cast<size_t>(b)];
     }
   }
   return search;

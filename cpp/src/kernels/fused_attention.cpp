@@ -8,7 +8,7 @@
 
 #include "gemm.hpp"
 #include "kernel_table.hpp"
-#include "parallel/thread_pool.hpp"
+#include "parallel/split.hpp"
 #include "row_kernels.hpp"
 #include "row_mask.hpp"
 
@@ -63,35 +63,49 @@ class FusedForward {
 
   // Rows [query_start, query_start + kBlockQueries) of out (zeroed by the caller) and weights.
   void run_block(Index query_start, float* out, float* weights) {
-    query_start_ = query_start;
-    const Index query_end = std::min(nq_, query_start + kBlockQueries);
-    std::fill(scratch_.row_max.begin(), scratch_.row_max.end(), kNegativeInfinity);
-    std::fill(scratch_.row_sum.begin(), scratch_.row_sum.end(), 0.0f);
-    for (Index j0 = 0; j0 < nk_; j0 += kBlockKeys) {
-      for (Index i0 = query_start; i0 < query_end; i0 += 2) {
-        if (i0 + 1 < query_end) {
-          tile_block<2>(i0, j0, out, weights);
-        } else {
-          tile_block<1>(i0, j0, out, weights);
-        }
-      }
-    }
-    for (Index i = query_start; i < query_end; ++i) {
+    pool_keys(query_start, 0, nk_, out, weights);
+    for (Index i = query_start; i < query_end(); ++i) {
       const float inverse = 1.0f / row_sum(i);
       for (Index c = 0; c < dv_; ++c) out[i * dv_ + c] *= inverse;
       if (weights) normalise_weights(i, weights + i * nk_);
     }
   }
 
+  // The same rows against keys [key_begin, key_end) only (key_begin a multiple of kBlockKeys),
+  // not normalised: out receives sum_j exp(s_ij - running_max(i)) v_j, the scratch each row's
+  // running max and sum (their sum over those keys).
+  void pool_keys(Index query_start, Index key_begin, Index key_end, float* out, float* weights) {
+    assert(key_begin % kBlockKeys == 0);
+    query_start_ = query_start;
+    key_begin_ = key_begin;
+    std::fill(scratch_.row_max.begin(), scratch_.row_max.end(), kNegativeInfinity);
+    std::fill(scratch_.row_sum.begin(), scratch_.row_sum.end(), 0.0f);
+    for (Index j0 = key_begin; j0 < key_end; j0 += kBlockKeys) {
+      const Index len = std::min(kBlockKeys, key_end - j0);
+      for (Index i0 = query_start; i0 < query_end(); i0 += 2) {
+        if (i0 + 1 < query_end()) {
+          tile_block<2>(i0, j0, len, out, weights);
+        } else {
+          tile_block<1>(i0, j0, len, out, weights);
+        }
+      }
+    }
+  }
+
+  // Query row i's running max and sum, in the scratch (over its keys once pool_keys returns).
+  float& row_max(Index i) { return scratch_.row_max[static_cast<size_t>(i - query_start_)]; }
+  float& row_sum(Index i) { return scratch_.row_sum[static_cast<size_t>(i - query_start_)]; }
+
  private:
   template <int Rows>
   using RowMasks = std::array<RowMask, Rows>;
 
-  // Query rows i0 .. i0 + Rows - 1 against key block j0: scores, mask, online-softmax step,
-  // pooling.
+  Index query_end() const { return std::min(nq_, query_start_ + kBlockQueries); }
+
+  // Query rows i0 .. i0 + Rows - 1 against the `len` keys of the block at j0: scores, mask,
+  // online-softmax step, pooling.
   template <int Rows>
-  void tile_block(Index i0, Index j0, float* out, float* weights) {
-    const Index len = std::min(kBlockKeys, nk_ - j0);
+  void tile_block(Index i0, Index j0, Index len, float* out, float* weights) {
     const RowMasks<Rows> masks = row_masks<Rows>(i0);
     Index count = keys_to_compute<Rows>(masks, i0, j0, len);
     if (count == 0) {
@@ -107,8 +121,8 @@ class FusedForward {
     float alpha[Rows];
     for (int r = 0; r < Rows; ++r) {
       const auto i = static_cast<size_t>(i0 + r);
-      alpha[r] =
-          f32_online_softmax_step(row(r), count, block_max[r], j0 == 0, row_max(i), row_sum(i));
+      alpha[r] = f32_online_softmax_step(row(r), count, block_max[r], j0 == key_begin_, row_max(i),
+                                         row_sum(i));
     }
     const float* exps = scratch_.scores.data();
     assert(j0 + count <= kv_.stride);  // the pool loop reads V's panels up to key j0 + count
@@ -200,9 +214,7 @@ class FusedForward {
     }
   }
 
-  // Query row i's running max and sum, and what it kept of key block b, in the scratch.
-  float& row_max(Index i) { return scratch_.row_max[static_cast<size_t>(i - query_start_)]; }
-  float& row_sum(Index i) { return scratch_.row_sum[static_cast<size_t>(i - query_start_)]; }
+  // What query row i kept of key block b, in the scratch.
   KeptBlock& kept(Index i, Index b) {
     return scratch_.kept[static_cast<size_t>((i - query_start_) * key_blocks(nk_) + b)];
   }
@@ -213,11 +225,47 @@ class FusedForward {
   const MaskContext& mask_;
   bool masked_, skipping_;
   FusedScratch& scratch_;
-  Index query_start_ = 0;  // the block run_block is working on
+  Index query_start_ = 0, key_begin_ = 0;  // the block pool_keys is working on, and its first key
 };
+
+// A decode's keys go in chunks of this many, one task each: a few sequences over a long cache
+// then occupy many threads (16 at 16384 positions). Each chunk leaves a partial softmax state,
+// merged in chunk order (merge_chunks). The chunks are fixed, not cut per thread count, so the
+// result is the same on every count; a cache of at most one chunk is computed exactly as in one
+// pass, longer ones differ from a single pass by rounding only.
+constexpr Index kChunkKeys = 8 * kBlockKeys;
+
+// What a chunk leaves of one query row beside its unnormalised output: its running max and sum.
+struct ChunkState {
+  float max, sum;
+};
+
+// One row's output from its chunks' partial states, chunk c's at state[c * step] and
+// partial[c * step * dv]: out = sum_c e_c O_c / sum_c e_c l_c with e_c = exp(m_c - max m_c).
+void merge_chunks(const ChunkState* state, const float* partial, Index chunks, Index step, Index dv,
+                  float* out) {
+  float max = kNegativeInfinity;
+  for (Index c = 0; c < chunks; ++c) max = simd::nan_max(max, state[c * step].max);
+  float sum = 0.0f;
+  for (Index c = 0; c < chunks; ++c) {
+    // 1 for a chunk that saw the row's max, without exp: a lone chunk's output stays its own,
+    // as a single pass gives it, and a row with no finite score anywhere (-inf == -inf) ends
+    // 0 / 0 = NaN, as in PyTorch.
+    const ChunkState& chunk = state[c * step];
+    const float factor = chunk.max == max ? 1.0f : std::exp(chunk.max - max);
+    const float* o = partial + c * step * dv;
+    // The first chunk assigns rather than adds to 0, which would turn a -0 into +0.
+    for (Index k = 0; k < dv; ++k) out[k] = c == 0 ? factor * o[k] : out[k] + factor * o[k];
+    sum = c == 0 ? factor * chunk.sum : sum + factor * chunk.sum;
+  }
+  const float inverse = 1.0f / sum;
+  for (Index k = 0; k < dv; ++k) out[k] *= inverse;
+}
 
 }  // namespace
 
+// Tasks are (score matrix, key chunk) pairs, each writing only its own partial states; then
+// each matrix's rows merge their chunks.
 void attention_fused_packed(const float* q, const PackedKeysValues& first, Index key_step,
                             Index value_step, Index count, Index nq, Index nk, Index d, Index dv,
                             const Mask& mask, Index batch_heads, float* out) {
@@ -225,17 +273,35 @@ void attention_fused_packed(const float* q, const PackedKeysValues& first, Index
   assert((count * nq * dv == 0 || out) && (nk == 0 || (first.keys && first.values)));
   std::fill(out, out + count * nq * dv, 0.0f);
   if (nk == 0 || nq == 0) return;  // no keys: the empty sum
+  const Index chunks = round_up(nk, kChunkKeys) / kChunkKeys;
+  // [count][chunks][nq] states and [count][chunks][nq][dv] outputs; pool_keys adds to the latter.
+  std::vector<ChunkState> states(static_cast<size_t>(count * chunks * nq));
+  std::vector<float> partials(static_cast<size_t>(count * chunks * nq * dv), 0.0f);
   ThreadPool& pool = thread_pool();
-  std::vector<FusedScratch> scratch(static_cast<size_t>(std::min<Index>(pool.threads(), count)),
-                                    FusedScratch(nk, /*weights=*/false));
-  pool.run(count, [&](Index m, int slot) {
+  std::vector<FusedScratch> scratch(
+      static_cast<size_t>(std::min<Index>(pool.threads(), count * chunks)),
+      FusedScratch(nk, /*weights=*/false));
+  pool.run(count * chunks, [&](Index task, int slot) {
+    const Index m = task / chunks, key_begin = task % chunks * kChunkKeys;
     const PackedKeysValues kv{first.keys + m * key_step, first.values + m * value_step,
                               first.stride};
     const MaskContext context{mask, m, count / batch_heads, batch_heads};
     FusedForward forward(q + m * nq * d, kv, nq, nk, d, dv, context, HiddenBlocks::Skip,
                          scratch[static_cast<size_t>(slot)]);
+    ChunkState* state = states.data() + task * nq;
     for (Index start = 0; start < nq; start += kBlockQueries) {
-      forward.run_block(start, out + m * nq * dv, nullptr);
+      forward.pool_keys(start, key_begin, std::min(nk, key_begin + kChunkKeys),
+                        partials.data() + task * nq * dv, nullptr);
+      for (Index i = start; i < std::min(nq, start + kBlockQueries); ++i) {
+        state[i] = {forward.row_max(i), forward.row_sum(i)};
+      }
+    }
+  });
+  run_split(count, count * chunks * nq * dv, [&](Index m, int) {
+    for (Index i = 0; i < nq; ++i) {
+      const Index row = m * chunks * nq + i;
+      merge_chunks(states.data() + row, partials.data() + row * dv, chunks, nq, dv,
+                   out + (m * nq + i) * dv);
     }
   });
 }

@@ -28,7 +28,10 @@ struct PackedKeysValues {
 // Score matrices m = 0 .. count - 1 on K and V packed beforehand (a KV cache keeps them so),
 // matrix m's at key_step and value_step floats past `first`: q [count, nq, d] (scaled already)
 // -> out [count, nq, dv], the mask of matrix m resolved as {mask, m, count / batch_heads,
-// batch_heads} and already validated. Split across the thread pool one matrix a task.
+// batch_heads} and already validated. Split across the thread pool in (matrix, key chunk) tasks:
+// past 1024 keys a matrix's keys go in chunks of 1024 whose partial softmaxes are merged in
+// order, which differs from one pass over the keys by rounding only (and not with the thread
+// count), so that a few long sequences still occupy many threads.
 void attention_fused_packed(const float* q, const PackedKeysValues& first, Index key_step,
                             Index value_step, Index count, Index nq, Index nk, Index d, Index dv,
                             const Mask& mask, Index batch_heads, float* out);
@@ -49,7 +52,9 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
 // valid lengths or causality (whose weights are exactly 0) are never multiplied (RowMask::skips,
 // the forward's decision). `dropout` is the forward's, regenerated per weight; `output`, when
 // non-null, receives the forward output (multi-head attention needs it). Shapes as in
-// attention_fused; dq, dk, dv shaped like q, k, v.
+// attention_fused; dq, dk, dv shaped like q, k, v. Split across the thread pool by whole matrices
+// when each thread gets as many or at least 4, else within each strip (by key chunks, rows and
+// key blocks), with the same bits either way and on every thread count.
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,

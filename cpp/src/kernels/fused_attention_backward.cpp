@@ -9,6 +9,19 @@
 // comes from the strip itself (sum_j P_ij dP_ij equals dO_i . O_i), so the forward is never
 // rerun: five products of 2 nq nk d flops in all, with the same GEMM micro-kernel as the forward
 // on operands packed once per score matrix.
+//
+// Threads. A strip is worked on in three steps, each a region of tasks that write disjoint
+// parts of it or of the gradients:
+//   1. key chunks: the scores and dP = dO V^T of every row of the strip against the chunk's
+//      keys, masked, and each row's max over them;
+//   2. rows: the softmax (its max reduced from step 1's, in chunk order), dropout and dS;
+//   3. row pairs: dQ = dS K and the output rows; key blocks: dK += dS^T Q and dV += (P F)^T dO
+//      for the block's keys, over the strip's rows.
+// Every element is summed in one order that does not depend on the split: the one of a single
+// thread doing the strip whole. A flash-style split (dQ by query blocks, dK and dV by key blocks,
+// each recomputing the scores) would need no barriers but seven products instead of five, which
+// one thread would pay for; here the price is three barriers per strip, so a batch with enough
+// score matrices per thread gives each thread whole matrices instead.
 
 #include <algorithm>
 #include <cassert>
@@ -19,12 +32,26 @@
 #include "fused_attention.hpp"
 #include "gemm.hpp"
 #include "masked_softmax.hpp"
-#include "parallel/thread_pool.hpp"
+#include "parallel/split.hpp"
 #include "row_kernels.hpp"
 
 namespace attn::detail {
 
 namespace {
+
+// Keys per task in the steps that go by keys: one column block of the GEMM loop, so that a
+// task's panels of K or V stay in L1 while every row of the strip passes over them.
+constexpr Index kTaskKeys = 64;
+// Score matrices per thread from which threads take whole matrices rather than split strips:
+// the last round's idle threads then cost about a fifth at most.
+constexpr Index kMatricesPerThread = 4;
+
+// Whether threads take whole matrices (no barriers, no false sharing at the edges of the
+// strips' tasks): when every thread gets as many, or enough of them that the last round's idle
+// threads matter little.
+bool whole_matrices(Index matrices, Index threads) {
+  return threads > 1 && (matrices % threads == 0 || matrices >= kMatricesPerThread * threads);
+}
 
 // Queries per strip: 64, fewer when the keys are so many that the four strips of rows x nk
 // floats would pass 2 MB, more than the caches keep while a strip is worked on (wasm SIMD, one
@@ -35,15 +62,17 @@ Index queries_per_strip(Index nk) {
   return std::clamp<Index>(kStripFloats / std::max<Index>(nk, 1) / 2 * 2, 2, kMaxRows);
 }
 
+Index tasks_of(Index n, Index per_task) { return (n + per_task - 1) / per_task; }
+
 std::vector<float> packed_buffer(Index depth, Index cols) {
   return std::vector<float>(
       static_cast<size_t>(round_up(cols, kPanel) * std::max<Index>(depth, 1)));
 }
 
-// What one thread's backward works in, sized for the batch's score matrices before any thread
-// starts, so that nothing allocates inside a parallel region.
+// What one score matrix's backward works in, sized before any thread starts, so that nothing
+// allocates inside a parallel region.
 struct BackwardWorkspace {
-  BackwardWorkspace(Index nq, Index nk, Index d, Index dv, bool output)
+  BackwardWorkspace(Index nq, Index nk, Index d, Index dv, bool output, bool dropout)
       : rows(queries_per_strip(nk)),
         stride(round_up(std::max<Index>(nk, 1), kPanel)),
         keys_t(packed_buffer(d, nk)),
@@ -54,10 +83,12 @@ struct BackwardWorkspace {
         values(output ? packed_buffer(nk, dv) : std::vector<float>()),
         weights(static_cast<size_t>(rows * stride)),
         grad_scores(weights.size()),
+        dropped(dropout ? weights.size() : 0),
         weights_t(weights.size()),
         grad_scores_t(weights.size()),
-        no_max(static_cast<size_t>(rows), -std::numeric_limits<float>::infinity()),
-        row_max(static_cast<size_t>(rows)) {
+        chunk_max(static_cast<size_t>(rows * (tasks_of(nk, kTaskKeys) + 1))),
+        row_max(static_cast<size_t>(rows)),
+        no_max(static_cast<size_t>(rows), -std::numeric_limits<float>::infinity()) {
     masks.reserve(static_cast<size_t>(rows));
   }
 
@@ -66,16 +97,19 @@ struct BackwardWorkspace {
   // K^T (scaled) and V^T as the score GEMMs' B; K, Q, dO (and V for the output) as the B of
   // the products that contract over keys or queries.
   std::vector<float> keys_t, values_t, keys, queries, grad_out_panels, values;
-  // Strips [rows][stride]: P, then dS; and their transposes [nk][rows] for dK and dV.
-  std::vector<float> weights, grad_scores, weights_t, grad_scores_t;
-  // The skip rule's inputs for a strip's rows: their masks, and their max before (none: -inf)
-  // and after the visible keys are scored.
+  // Strips [rows][stride]: P, then dP and dS, and P * F under dropout; the transposes [nk][rows]
+  // of P * F and of dS, for dV and dK.
+  std::vector<float> weights, grad_scores, dropped, weights_t, grad_scores_t;
+  // Each row's max over each key chunk [chunks][rows], then over all its computed keys [rows].
+  // The keys split into chunks in two runs when a tail is scored after all: one chunk more.
+  std::vector<float> chunk_max, row_max;
+  // The strip's row masks, and the skip rule's max before any key is scored (-inf).
   std::vector<RowMask> masks;
-  std::vector<float> no_max, row_max;
+  std::vector<float> no_max;
 };
 
 // One score matrix's backward, in a workspace: its operands packed once, then the strips of one
-// query block at a time.
+// query block at a time, each split across the threads (unless called inside a region).
 class MatrixBackward {
  public:
   MatrixBackward(const float* q, const float* k, const float* v, const float* grad_out, Index nq,
@@ -94,27 +128,13 @@ class MatrixBackward {
         first_weight_(first_weight),
         masked_(!mask.mask.empty()),
         skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
-        rows_(workspace.rows),
-        stride_(workspace.stride),
-        keys_t_(workspace.keys_t),
-        values_t_(workspace.values_t),
-        keys_(workspace.keys),
-        queries_(workspace.queries),
-        grad_out_panels_(workspace.grad_out_panels),
-        values_(workspace.values),
-        weights_(workspace.weights),
-        grad_scores_(workspace.grad_scores),
-        weights_t_(workspace.weights_t),
-        grad_scores_t_(workspace.grad_scores_t),
-        masks_(workspace.masks),
-        no_max_(workspace.no_max),
-        row_max_(workspace.row_max) {
+        work_(workspace) {
     // s q k^T: the scale rides along with packing K, as in the forward.
-    f32_pack_panels(k, d, d, nk, /*transposed=*/true, keys_t_.data(), scale);
-    f32_pack_panels(v, dv, dv, nk, /*transposed=*/true, values_t_.data());
-    f32_pack_panels(k, d, nk, d, /*transposed=*/false, keys_.data());
-    f32_pack_panels(q, d, nq, d, /*transposed=*/false, queries_.data());
-    f32_pack_panels(grad_out, dv, nq, dv, /*transposed=*/false, grad_out_panels_.data());
+    f32_pack_panels(k, d, d, nk, /*transposed=*/true, work_.keys_t.data(), scale);
+    f32_pack_panels(v, dv, dv, nk, /*transposed=*/true, work_.values_t.data());
+    f32_pack_panels(k, d, nk, d, /*transposed=*/false, work_.keys.data());
+    f32_pack_panels(q, d, nq, d, /*transposed=*/false, work_.queries.data());
+    f32_pack_panels(grad_out, dv, nq, dv, /*transposed=*/false, work_.grad_out_panels.data());
   }
 
   // dq, dk, dv receive the gradients; out, when non-null, the forward output (P * F) V.
@@ -124,93 +144,147 @@ class MatrixBackward {
     std::fill(dv, dv + nk_ * dv_, 0.0f);
     if (out) {
       std::fill(out, out + nq_ * dv_, 0.0f);
-      f32_pack_panels(v, dv_, nk_, dv_, /*transposed=*/false, values_.data());
+      f32_pack_panels(v, dv_, nk_, dv_, /*transposed=*/false, work_.values.data());
     }
     if (nk_ == 0) return;  // the output is the empty sum: nothing depends on q
-    for (Index i0 = 0; i0 < nq_; i0 += rows_) {
-      const Index rows = std::min(rows_, nq_ - i0);
-      const Index keys = weights_strip(i0, rows);
-      gradient_strip(i0, rows, keys, dq, dk, dv, out);
+    for (Index i0 = 0; i0 < nq_; i0 += work_.rows) {
+      const Index rows = std::min(work_.rows, nq_ - i0);
+      const Index keys = score_strip(i0, rows);
+      grad_scores_strip(i0, rows, keys);
+      products(i0, rows, keys, dq, dk, dv, out);
     }
   }
 
  private:
-  // Scores of rows i0.. against keys [j0, j1), masked, into the strip. j0 starts a panel of
-  // packed K (a multiple of 16).
-  void score_columns(Index i0, Index rows, Index j0, Index j1) {
+  // Step 1 for rows i0..: the masked scores and dP into the strips, and each row's max; returns
+  // how many leading keys carry weights (the rest are exactly 0 for every row). Which keys those
+  // are is the forward's skip rule (keys_to_compute, tail_vanishes), asked over all keys at once.
+  Index score_strip(Index i0, Index rows) {
+    work_.masks.clear();
+    if (masked_) {
+      for (Index i = i0; i < i0 + rows; ++i) work_.masks.emplace_back(mask_, nq_, nk_, i);
+    }
+    Index keys = nk_;
+    if (skipping_)
+      keys = keys_to_compute(work_.masks.data(), work_.no_max.data(), rows, 0, nk_, kPanel);
+    Index chunks = score_keys(i0, rows, 0, keys, 0);
+    reduce_row_max(rows, chunks);
+    if (keys < nk_ &&
+        !tail_vanishes(work_.masks.data(), work_.row_max.data(), rows, 0, keys, nk_)) {
+      chunks += score_keys(i0, rows, keys, nk_, chunks);
+      reduce_row_max(rows, chunks);
+      keys = nk_;
+    }
+    return keys;
+  }
+
+  // Step 1 on keys [j0, j1), as chunks numbered from first_chunk; returns how many. j0 starts a
+  // panel of packed K (a multiple of 16).
+  Index score_keys(Index i0, Index rows, Index j0, Index j1, Index first_chunk) {
     assert(j0 % kPanel == 0);
-    f32_gemm_panels(q_ + i0 * d_, d_, rows, d_, keys_t_.data() + j0 * d_, kPanel * d_, j1 - j0,
-                    weights_.data() + j0, stride_);
-    if (!masked_) return;
+    const Index chunks = tasks_of(j1 - j0, kTaskKeys);
+    run_split(chunks, rows * (j1 - j0) * (d_ + dv_), [&](Index c, int) {
+      const Index start = j0 + c * kTaskKeys;
+      score_chunk(i0, rows, start, std::min(kTaskKeys, j1 - start), first_chunk + c);
+    });
+    return chunks;
+  }
+
+  // Step 1's task: every row of the strip against the `len` keys from j0.
+  void score_chunk(Index i0, Index rows, Index j0, Index len, Index chunk) {
+    f32_gemm_panels_serial(q_ + i0 * d_, d_, rows, d_, work_.keys_t.data() + j0 * d_, kPanel * d_,
+                           len, work_.weights.data() + j0, work_.stride);
+    f32_gemm_panels_serial(grad_out_ + i0 * dv_, dv_, rows, dv_, work_.values_t.data() + j0 * dv_,
+                           kPanel * dv_, len, work_.grad_scores.data() + j0, work_.stride);
     for (Index r = 0; r < rows; ++r) {
-      RowMask(mask_, nq_, nk_, i0 + r).apply(weights_.data() + r * stride_ + j0, j0, j1 - j0);
+      float* s = work_.weights.data() + r * work_.stride + j0;
+      if (masked_) work_.masks[static_cast<size_t>(r)].apply(s, j0, len);
+      work_.chunk_max[static_cast<size_t>(chunk * work_.rows + r)] = f32_row_max(s, len);
     }
   }
 
-  // The weights P of rows i0.., as the forward's softmax gives them, into the strip; returns how
-  // many leading keys carry them (the rest are exactly 0 for every row). Which keys those are is
-  // the forward's skip rule (keys_to_compute, tail_vanishes), asked over all keys at once.
-  Index weights_strip(Index i0, Index rows) {
-    Index keys = nk_;
-    if (skipping_) {
-      masks_.clear();
-      for (Index i = i0; i < i0 + rows; ++i) masks_.emplace_back(mask_, nq_, nk_, i);
-      keys = keys_to_compute(masks_.data(), no_max_.data(), rows, 0, nk_, kPanel);
-    }
-    score_columns(i0, rows, 0, keys);
-    if (keys < nk_) {
-      for (Index r = 0; r < rows; ++r) {
-        row_max_[static_cast<size_t>(r)] = f32_row_max(weights_.data() + r * stride_, keys);
+  // Each row's max over chunks [0, chunks), in chunk order: the max of the whole row whatever
+  // the split.
+  void reduce_row_max(Index rows, Index chunks) {
+    for (Index r = 0; r < rows; ++r) {
+      float max = -std::numeric_limits<float>::infinity();
+      for (Index c = 0; c < chunks; ++c) {
+        max = simd::nan_max(max, work_.chunk_max[static_cast<size_t>(c * work_.rows + r)]);
       }
-      if (!tail_vanishes(masks_.data(), row_max_.data(), rows, 0, keys, nk_)) {
-        score_columns(i0, rows, keys, nk_);
-        keys = nk_;
-      }
+      work_.row_max[static_cast<size_t>(r)] = max;
     }
-    for (Index r = 0; r < rows; ++r) f32_softmax_row(weights_.data() + r * stride_, keys);
-    return keys;
   }
 
   uint64_t weight_index(Index i, Index j) const {
     return first_weight_ + static_cast<uint64_t>(i * nk_ + j);
   }
 
-  void gradient_strip(Index i0, Index rows, Index keys, float* dq, float* dk, float* dv,
-                      float* out) {
-    // dO V^T, then in place F * (dO V^T) and dS.
-    f32_gemm_panels(grad_out_ + i0 * dv_, dv_, rows, dv_, values_t_.data(), kPanel * dv_, keys,
-                    grad_scores_.data(), stride_);
-    for (Index r = 0; r < rows; ++r) {
-      float* p = weights_.data() + r * stride_;
-      float* ds = grad_scores_.data() + r * stride_;
-      if (dropout_.active()) {  // p becomes P * F, ds F * dP: D and dS need both, dV the first
+  // Step 2, a task per row r of the strip (query i0 + r): its scores become P and its dP becomes
+  // dS; under dropout P * F goes into `dropped`.
+  void grad_scores_strip(Index i0, Index rows, Index keys) {
+    // Weighed as a few multiply-adds per weight: the exp, the dropout hash, the two sweeps.
+    run_split(rows, rows * keys * 16, [&](Index r, int) {
+      float* p = work_.weights.data() + r * work_.stride;
+      float* ds = work_.grad_scores.data() + r * work_.stride;
+      f32_softmax_row(p, keys, work_.row_max[static_cast<size_t>(r)]);
+      if (dropout_.active()) {  // dropped = P * F, ds = F * dP: D and dS need both, dV the first
+        float* dropped = work_.dropped.data() + r * work_.stride;
         for (Index j = 0; j < keys; ++j) {
           const float factor = dropout_.factor(weight_index(i0 + r, j));
           ds[j] *= factor;
-          weights_t_[static_cast<size_t>(j * rows_ + r)] = p[j] * factor;
+          dropped[j] = p[j] * factor;
         }
+      }
+      masked_softmax_backward_row(p, ds, keys, scale_,
+                                  masked_ ? &work_.masks[static_cast<size_t>(r)] : nullptr);
+    });
+  }
+
+  // Step 3: the key blocks first (the larger tasks), then the row pairs.
+  void products(Index i0, Index rows, Index keys, float* dq, float* dk, float* dv, float* out) {
+    const Index blocks = tasks_of(keys, kTaskKeys), pairs = tasks_of(rows, 2);
+    run_split(blocks + pairs, rows * keys * (2 * d_ + (out ? 2 : 1) * dv_), [&](Index t, int) {
+      if (t < blocks) {
+        key_block_products(i0, rows, t * kTaskKeys, std::min(keys, (t + 1) * kTaskKeys), dk, dv);
       } else {
-        for (Index j = 0; j < keys; ++j) weights_t_[static_cast<size_t>(j * rows_ + r)] = p[j];
+        const Index r = (t - blocks) * 2;
+        row_products(i0 + r, r, std::min<Index>(2, rows - r), keys, dq, out);
       }
-      const RowMask mask(mask_, nq_, nk_, i0 + r);
-      masked_softmax_backward_row(p, ds, keys, scale_, masked_ ? &mask : nullptr);
-      for (Index j = 0; j < keys; ++j) grad_scores_t_[static_cast<size_t>(j * rows_ + r)] = ds[j];
+    });
+  }
+
+  // P * F: the strip the values are pooled with.
+  const float* pooled() const {
+    return dropout_.active() ? work_.dropped.data() : work_.weights.data();
+  }
+
+  // dK += dS^T Q and dV += (P * F)^T dO for keys [j0, j1), through their transposes.
+  void key_block_products(Index i0, Index rows, Index j0, Index j1, float* dk, float* dv) {
+    for (Index r = 0; r < rows; ++r) {
+      const float* ds = work_.grad_scores.data() + r * work_.stride;
+      const float* p = pooled() + r * work_.stride;
+      for (Index j = j0; j < j1; ++j) {
+        work_.grad_scores_t[static_cast<size_t>(j * work_.rows + r)] = ds[j];
+        work_.weights_t[static_cast<size_t>(j * work_.rows + r)] = p[j];
+      }
     }
-    // dQ = dS K, dK += dS^T Q, dV += (P * F)^T dO; and O = (P * F) V when asked.
-    f32_gemm_panels(grad_scores_.data(), stride_, rows, keys, keys_.data(), kPanel * nk_, d_,
-                    dq + i0 * d_, d_);
-    f32_gemm_panels(grad_scores_t_.data(), rows_, keys, rows, queries_.data() + i0 * kPanel,
-                    kPanel * nq_, d_, dk, d_, /*accumulate=*/true);
-    f32_gemm_panels(weights_t_.data(), rows_, keys, rows, grad_out_panels_.data() + i0 * kPanel,
-                    kPanel * nq_, dv_, dv, dv_, /*accumulate=*/true);
+    const float* grad_scores_t = work_.grad_scores_t.data() + j0 * work_.rows;
+    const float* weights_t = work_.weights_t.data() + j0 * work_.rows;
+    f32_gemm_panels_serial(grad_scores_t, work_.rows, j1 - j0, rows,
+                           work_.queries.data() + i0 * kPanel, kPanel * nq_, d_, dk + j0 * d_, d_,
+                           /*accumulate=*/true);
+    f32_gemm_panels_serial(weights_t, work_.rows, j1 - j0, rows,
+                           work_.grad_out_panels.data() + i0 * kPanel, kPanel * nq_, dv_,
+                           dv + j0 * dv_, dv_, /*accumulate=*/true);
+  }
+
+  // dQ = dS K, and O = (P * F) V when asked, for `count` rows from query i (strip row r).
+  void row_products(Index i, Index r, Index count, Index keys, float* dq, float* out) {
+    f32_gemm_panels_serial(work_.grad_scores.data() + r * work_.stride, work_.stride, count, keys,
+                           work_.keys.data(), kPanel * nk_, d_, dq + i * d_, d_);
     if (out) {
-      // weights_t_ holds P * F transposed; the strip rows are needed untransposed.
-      for (Index r = 0; r < rows; ++r) {
-        float* p = weights_.data() + r * stride_;
-        for (Index j = 0; j < keys; ++j) p[j] = weights_t_[static_cast<size_t>(j * rows_ + r)];
-      }
-      f32_gemm_panels(weights_.data(), stride_, rows, keys, values_.data(), kPanel * nk_, dv_,
-                      out + i0 * dv_, dv_);
+      f32_gemm_panels_serial(pooled() + r * work_.stride, work_.stride, count, keys,
+                             work_.values.data(), kPanel * nk_, dv_, out + i * dv_, dv_);
     }
   }
 
@@ -223,18 +297,14 @@ class MatrixBackward {
   uint64_t first_weight_;
   bool masked_;
   bool skipping_;  // keys hidden from a whole strip are left out
-  Index rows_, stride_;
-  // The workspace's buffers (BackwardWorkspace says what each holds).
-  std::vector<float>&keys_t_, &values_t_, &keys_, &queries_, &grad_out_panels_, &values_;
-  std::vector<float>&weights_, &grad_scores_, &weights_t_, &grad_scores_t_;
-  std::vector<RowMask>& masks_;
-  std::vector<float>&no_max_, &row_max_;
+  BackwardWorkspace& work_;
 };
 
 }  // namespace
 
-// Tasks are the score matrices, each writing only its own dq, dk, dv (and output), so the
-// result does not depend on the thread count; each thread works in a workspace of its own.
+// Each score matrix writes only its own dq, dk, dv (and output). Threads take whole matrices,
+// each in a workspace of its own, when whole_matrices says so; otherwise the matrices go one
+// after another, their strips split across the threads. Both give the same bits.
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,
@@ -242,21 +312,29 @@ void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBat
                               HiddenBlocks hidden_blocks) {
   const Index batch = q.batch / batch_heads;
   ThreadPool& pool = thread_pool();
-  const Index workspaces = std::min<Index>(pool.threads(), q.batch);
+  const bool whole = whole_matrices(q.batch, pool.threads());
+  const Index workspaces =
+      whole ? std::min<Index>(pool.threads(), q.batch) : std::min<Index>(q.batch, 1);
   std::vector<BackwardWorkspace> workspace;
   workspace.reserve(static_cast<size_t>(workspaces));
   for (Index t = 0; t < workspaces; ++t) {
-    workspace.emplace_back(q.rows, k.rows, q.cols, v.cols, output != nullptr);
+    workspace.emplace_back(q.rows, k.rows, q.cols, v.cols, output != nullptr, dropout.active());
   }
-  pool.run(q.batch, [&](Index s, int slot) {
+  const auto matrix = [&](Index s, int slot) {
     const MaskContext context{mask, s, batch, batch_heads};
-    MatrixBackward matrix(q[s].data(), k[s].data(), v[s].data(), grad_output[s].data(), q.rows,
-                          k.rows, q.cols, v.cols, scale, context, dropout,
-                          static_cast<uint64_t>(s * q.rows * k.rows), hidden_blocks,
-                          workspace[static_cast<size_t>(slot)]);
-    matrix.run(v[s].data(), dq[s].data(), dk[s].data(), dv[s].data(),
-               output ? (*output)[s].data() : nullptr);
-  });
+    MatrixBackward backward(q[s].data(), k[s].data(), v[s].data(), grad_output[s].data(), q.rows,
+                            k.rows, q.cols, v.cols, scale, context, dropout,
+                            static_cast<uint64_t>(s * q.rows * k.rows), hidden_blocks,
+                            workspace[static_cast<size_t>(slot)]);
+    backward.run(v[s].data(), dq[s].data(), dk[s].data(), dv[s].data(),
+                 output ? (*output)[s].data() : nullptr);
+  };
+  if (whole) {
+    // The strips' regions then run inline, on the task's thread.
+    pool.run(q.batch, [&](Index s, int slot) { matrix(s, slot); });
+  } else {
+    for (Index s = 0; s < q.batch; ++s) matrix(s, 0);
+  }
 }
 
 }  // namespace attn::detail

@@ -6,15 +6,12 @@
 
 #include "checks.hpp"
 #include "kernel_table.hpp"
-#include "parallel/thread_pool.hpp"
+#include "parallel/split.hpp"
 
 namespace attn::detail {
 
 namespace {
 
-// A product below this many multiply-adds per thread stays on the calling thread: waking the
-// workers would cost more (onnxruntime's MLAS draws the line at 64K as well).
-constexpr Index kWorkPerThread = Index{1} << 16;
 // A parallel product's task: 32 rows by 4 panels (64 columns) of C.
 constexpr Index kTaskRows = 32, kTaskPanels = 4;
 
@@ -44,29 +41,33 @@ void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transpose
   }
 }
 
-void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
-                     Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
+void f32_gemm_panels_serial(const float* a, Index lda, Index m, Index depth, const float* packed,
+                            Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
   // The loop reads depth rows of every panel and writes n columns of m rows: the panels must be
   // that deep, and rows of A and C must not overlap.
   assert(m >= 0 && n >= 0 && depth >= 0);
   assert(panel_stride >= depth * kPanel);
   assert(m <= 1 || (lda >= depth && ldc >= n));
   assert((m == 0 || n == 0) || (c && (depth == 0 || (a && packed))));
-  ThreadPool& pool = thread_pool();
-  if (pool.threads() == 1 || m * n * depth < kWorkPerThread * pool.threads()) {
-    kernel_table().gemm_panels(a, lda, m, depth, packed, panel_stride, n, c, ldc, accumulate);
+  kernel_table().gemm_panels(a, lda, m, depth, packed, panel_stride, n, c, ldc, accumulate);
+}
+
+void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
+                     Index panel_stride, Index n, float* c, Index ldc, bool accumulate) {
+  if (!worth_splitting(m * n * depth)) {
+    f32_gemm_panels_serial(a, lda, m, depth, packed, panel_stride, n, c, ldc, accumulate);
     return;
   }
   // 2-D tiles of C, several per thread, each the loop on a corner of A, B and C: every element
   // still sums over depth in the same order, so the result does not depend on the split.
   const Index row_tiles = (m + kTaskRows - 1) / kTaskRows;
   const Index column_tiles = (round_up(n, kPanel) / kPanel + kTaskPanels - 1) / kTaskPanels;
-  pool.run(row_tiles * column_tiles, [&](Index task, int) {
+  thread_pool().run(row_tiles * column_tiles, [&](Index task, int) {
     const Index r0 = task / column_tiles * kTaskRows, p0 = task % column_tiles * kTaskPanels;
-    kernel_table().gemm_panels(a + r0 * lda, lda, std::min(kTaskRows, m - r0), depth,
-                               packed + p0 * panel_stride, panel_stride,
-                               std::min(kTaskPanels * kPanel, n - p0 * kPanel),
-                               c + r0 * ldc + p0 * kPanel, ldc, accumulate);
+    f32_gemm_panels_serial(a + r0 * lda, lda, std::min(kTaskRows, m - r0), depth,
+                           packed + p0 * panel_stride, panel_stride,
+                           std::min(kTaskPanels * kPanel, n - p0 * kPanel),
+                           c + r0 * ldc + p0 * kPanel, ldc, accumulate);
   });
 }
 

@@ -83,6 +83,13 @@ void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transpose
 void f32_gemm_panels(const float* a, Index lda, Index m, Index depth, const float* packed,
                      Index panel_stride, Index n, float* c, Index ldc, bool accumulate = false);
 
+// The same on the calling thread alone, for a caller that is itself a task of a split (the
+// backward's strip steps): it skips asking the pool whether to split, which takes the pool's
+// lock, many times per strip from every thread.
+void f32_gemm_panels_serial(const float* a, Index lda, Index m, Index depth, const float* packed,
+                            Index panel_stride, Index n, float* c, Index ldc,
+                            bool accumulate = false);
+
 // C [m, n] (row stride ldc) = A [m, k] (row stride lda) * B given as packed panels.
 void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* packed, Index n,
                      float* c, Index ldc);

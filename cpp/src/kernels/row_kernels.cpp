@@ -63,8 +63,10 @@ float f32_online_softmax_step(float* s, Index len, float block_max, bool first_b
   return alpha;
 }
 
-void f32_softmax_row(float* row, Index n) {
-  const float inverse = 1.0f / f32_exp_shifted_sum(row, n, f32_row_max(row, n));
+void f32_softmax_row(float* row, Index n) { f32_softmax_row(row, n, f32_row_max(row, n)); }
+
+void f32_softmax_row(float* row, Index n, float max) {
+  const float inverse = 1.0f / f32_exp_shifted_sum(row, n, max);
   for (Index i = 0; i < n; ++i) row[i] *= inverse;
 }
 

@@ -27,6 +27,10 @@ float f32_online_softmax_step(float* s, Index len, float block_max, bool first_b
 // A row of -inf becomes NaN (0/0), as in PyTorch.
 void f32_softmax_row(float* row, Index n);
 
+// The same with the row's max already known (f32_row_max of it, or the max of its pieces'
+// f32_row_max: the parallel backward takes a row's max key chunk by key chunk).
+void f32_softmax_row(float* row, Index n, float max);
+
 // The softmax's backward for one row, given its weights p[0..n) and, in ds, the gradient dP
 // of the loss with respect to them: returns D = sum_j p_j dP_j and turns ds into the gradient
 // with respect to the scores, dS_j = scale * p_j * (dP_j - D) (scale: the factor the scores

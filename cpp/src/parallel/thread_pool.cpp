@@ -16,6 +16,8 @@ constexpr int kSpins = 1 << 16;
 
 std::mutex pool_mutex;
 std::unique_ptr<ThreadPool> pool;
+// The pool for thread_pool() without a lock: every matrix product asks for it.
+std::atomic<ThreadPool*> current_pool{nullptr};
 std::atomic<void (*)()> worker_setup{nullptr};
 
 }  // namespace
@@ -103,8 +105,12 @@ void ThreadPool::work() {
 void set_worker_setup(void (*setup)()) { worker_setup.store(setup); }
 
 ThreadPool& thread_pool() {
+  if (ThreadPool* current = current_pool.load(std::memory_order_acquire)) return *current;
   std::lock_guard<std::mutex> lock(pool_mutex);
-  if (!pool) pool = std::make_unique<ThreadPool>(1);
+  if (!pool) {
+    pool = std::make_unique<ThreadPool>(1);
+    current_pool.store(pool.get(), std::memory_order_release);
+  }
   return *pool;
 }
 
@@ -119,8 +125,10 @@ void set_threads(int threads) {
   }
   std::lock_guard<std::mutex> lock(detail::pool_mutex);
   if (detail::pool && detail::pool->threads() == threads) return;
+  detail::current_pool.store(nullptr);
   detail::pool.reset();  // joins the old workers first
   detail::pool = std::make_unique<detail::ThreadPool>(threads);
+  detail::current_pool.store(detail::pool.get(), std::memory_order_release);
 }
 
 int threads() { return detail::thread_pool().threads(); }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "attn/tensor.hpp"
@@ -39,9 +40,11 @@ class ThreadPool {
       for (Index t = 0; t < count; ++t) task(t, 0);
       return;
     }
-    run_region(count, &task, [](void* context, Index t, int thread) {
-      (*static_cast<Task*>(context))(t, thread);
-    });
+    // Task is a reference type when an lvalue is passed: the context points at the callable.
+    using Callable = std::remove_reference_t<Task>;
+    run_region(
+        count, const_cast<void*>(static_cast<const void*>(&task)),
+        [](void* context, Index t, int thread) { (*static_cast<Callable*>(context))(t, thread); });
   }
 
  private:
