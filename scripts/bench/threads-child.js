@@ -1,8 +1,9 @@
 // One thread count of the threads section (threads.js): `node threads-child.js T [--quick]` loads
-// our package with { threads: T } and onnxruntime-web with numThreads = T (which ORT fixes once
-// per process, hence a process per count), checks each runner against the float64 reference or
-// against ours, times ours and the peer in turns on every workload, and prints one JSON line:
-// { threads, rows: [{ workload, ours, peer?, peerName? }], heap? } (ms per call, medians).
+// our package with { threads: T } (and with one thread beside it) and onnxruntime-web with
+// numThreads = T (which ORT fixes once per process, hence a process per count), checks each
+// runner against the float64 reference or against ours, times every workload, and prints one
+// JSON line: { threads, rows: [{ workload, ours, one, peer?, peerName? }], heap? } (ms per call,
+// medians; `one` is ours on one thread, measured in turns with `ours`).
 import { loadAttention } from '../../dist/index.js';
 import { multiHeadAttention, scaledDotProductAttentionBackward } from '../../tests/js/reference.js';
 import { uniforms as random } from '../../web/shared/random.js';
@@ -33,82 +34,102 @@ const log = (line) => console.error(`  [${threads} threads] ${line}`);
 
 const attn = await loadAttention({ threads });
 if (attn.threads !== threads) throw new Error(`asked for ${threads} threads, got ${attn.threads} (${attn.threadsReason})`);
+// One thread beside it, for the speedup measured in turns in this process.
+const single = threads > 1 ? await loadAttention({ threads: 1 }) : null;
+// A pause for the peer's workers to go idle (see timeRow).
+const idle = () => new Promise((resolve) => setTimeout(resolve, 500));
 const peers = await loadPeers({ threads, log });
+await idle();
 const ortMatMul = peers.find((p) => p.name === 'onnxruntime-web MatMul graph');
 const rows = [];
+const samples = quick ? 3 : 7;
 
-async function timeRow(workload, ours, peer) {
-  const entries = [{ fn: ours }, ...(peer ? [{ fn: peer.fn, async: true }] : [])];
-  const [mine, theirs] = await measureInTurns(entries, { samples: quick ? 3 : 7 });
-  rows.push({ workload, ours: mine.ms, ...(peer ? { peer: theirs.ms, peerName: peer.name } : {}) });
-  log(`${workload}: ours ${mine.ms.toFixed(2)} ms${peer ? `, ${peer.name} ${theirs.ms.toFixed(2)} ms` : ''}`);
+// `make(module)` returns the call to time on that module (and a release, if it holds one). Ours
+// on `threads` threads and on one take their samples in turns; the peer (`makePeer()`, made only
+// then) is timed after them, on its own, and then left a moment to go idle: idle workers spin
+// after each call (onnxruntime-web's for a long while), which on a 2-core machine would slow
+// whichever runner went next.
+async function timeRow(workload, make, makePeer) {
+  const made = [attn, single].filter(Boolean).map((module) => make(module));
+  const timed = await measureInTurns(made.map(({ fn }) => ({ fn })), { samples });
+  for (const { release } of made) release?.();
+  const peer = await makePeer?.();
+  const [theirs] = peer ? await measureInTurns([{ fn: peer.fn, async: true }], { samples }) : [];
+  await peer?.release?.();
+  await idle();
+  const row = { workload, ours: timed[0].ms, one: (timed[1] ?? timed[0]).ms, ...(peer ? { peer: theirs.ms, peerName: peer.name } : {}) };
+  rows.push(row);
+  log(`${workload}: ours ${row.ours.toFixed(2)} ms (one thread ${row.one.toFixed(2)} ms)${peer ? `, ${peer.name} ${row.peer.toFixed(2)} ms` : ''}`);
 }
+const call = (fn) => ({ fn });
 
 // Scaled dot-product attention [1, n, d], dense (beside ORT's MatMul graph) and causal.
 for (const d of quick ? [64] : [64, 128]) {
   for (const n of quick ? [1024] : [1024, 4096, 8192]) {
     const t = attentionTask(n, d);
-    const fn = () => attn.scaledDotProductAttention(t.q, t.k, t.v).output.data;
-    checkRows(`ours at n = ${n}`, fn(), t, [0, n >> 1, n - 1]);
-    const peer = ortMatMul ? { name: ortMatMul.name, fn: await ortMatMul.make(t) } : null;
-    await timeRow(`SDPA n = ${n}, d = ${d}`, fn, peer);
-    await ortMatMul?.release();
+    checkRows(`ours at n = ${n}`, attn.scaledDotProductAttention(t.q, t.k, t.v).output.data, t, [0, n >> 1, n - 1]);
+    const peer = ortMatMul && (async () => ({ name: ortMatMul.name, fn: await ortMatMul.make(t), release: () => ortMatMul.release() }));
+    await timeRow(`SDPA n = ${n}, d = ${d}`, (m) => call(() => m.scaledDotProductAttention(t.q, t.k, t.v).output.data), peer);
   }
 }
 for (const n of quick ? [1024] : [1024, 4096]) {
   const t = attentionTask(n, 64);
-  await timeRow(`SDPA causal n = ${n}, d = 64`, () => attn.scaledDotProductAttention(t.q, t.k, t.v, { causal: true }).output.data);
+  await timeRow(`SDPA causal n = ${n}, d = 64`, (m) => call(() => m.scaledDotProductAttention(t.q, t.k, t.v, { causal: true }).output.data));
 }
 
 // The backward on [1, n, 64], its dq rows against the float64 reference.
 for (const n of quick ? [1024] : [1024, 4096]) {
   const t = attentionTask(n, 64);
   const g = { data: random(n * 64, 9), shape: [1, n, 64] };
-  const fn = () => attn.scaledDotProductAttentionBackward(t.q, t.k, t.v, g);
   const checkedRows = [0, n - 1];
   const want = scaledDotProductAttentionBackward(queryRows(t.q.data, 64, checkedRows), t.k, t.v, queryRows(g.data, 64, checkedRows)).dq.data;
-  const got = fn().dq.data;
+  const got = attn.scaledDotProductAttentionBackward(t.q, t.k, t.v, g).dq.data;
   expectClose(`ours: backward dq at n = ${n}`, Float32Array.from(checkedRows.flatMap((i) => [...got.subarray(i * 64, (i + 1) * 64)])), want);
-  await timeRow(`SDPA backward n = ${n}, d = 64`, fn);
+  await timeRow(`SDPA backward n = ${n}, d = 64`, (m) => call(() => m.scaledDotProductAttentionBackward(t.q, t.k, t.v, g)));
 }
 
 // Multi-head self-attention, E = 512, 8 heads (nn.MultiheadAttention's four projections).
 {
   const config = { embedDim: 512, numHeads: 8 };
-  const mha = new attn.MultiHeadAttention(config).resetParameters(5);
-  const dict = mha.stateDict();
+  const layer = (m) => new m.MultiHeadAttention(config).resetParameters(5);
+  const probe = layer(attn);
+  const dict = probe.stateDict();
   const [mhaPeer] = await loadMhaPeers({ ...config, dict, threads, log });
+  await idle();
   for (const n of quick ? [512] : [512, 1024]) {
     const x = { data: random(n * 512, 13), shape: [1, n, 512] };
-    const fn = () => mha.forward(x, x, x, { needWeights: false }).output.data;
-    const expected = fn();
+    const expected = probe.forward(x, x, x, { needWeights: false }).output.data;
     if (n <= 512) expectClose(`ours: multi-head at n = ${n} vs the float64 reference`, expected, multiHeadAttention(dict, config, x).output.data);
-    const peer = mhaPeer ? { name: mhaPeer.name, fn: await mhaPeer.make({ n, x: x.data, expected }) } : null;
-    await timeRow(`multi-head E = 512, 8 heads, n = ${n}`, fn, peer);
-    await mhaPeer?.release();
+    const peer = mhaPeer && (async () => ({ name: mhaPeer.name, fn: await mhaPeer.make({ n, x: x.data, expected }), release: () => mhaPeer.release() }));
+    await timeRow(`multi-head E = 512, 8 heads, n = ${n}`, (m) => {
+      const mha = layer(m);
+      return { fn: () => mha.forward(x, x, x, { needWeights: false }).output.data, release: () => mha.dispose() };
+    }, peer);
   }
-  mha.dispose();
+  probe.dispose();
 }
 
 // One token against a resident KV cache: 12 heads, d = 64 (decode.js's shape).
 {
   const { heads, d } = DECODE;
   const n = quick ? 4096 : 16384;
-  const cache = new attn.KVCache({ batch: 1, heads, headDim: d, capacity: n });
-  cache.append({ data: random(heads * n * d, 32), shape: [1, heads, n, d] }, { data: random(heads * n * d, 33), shape: [1, heads, n, d] });
+  const [k, v] = [random(heads * n * d, 32), random(heads * n * d, 33)];
   const q = { data: random(heads * d, 31), shape: [1, heads, 1, d] };
-  await timeRow(`KV-cache decode, 12 heads, n = ${n}`, () => cache.attend(q).output.data);
-  cache.dispose();
+  await timeRow(`KV-cache decode, 12 heads, n = ${n}`, (m) => {
+    const cache = new m.KVCache({ batch: 1, heads, headDim: d, capacity: n });
+    cache.append({ data: k, shape: [1, heads, n, d] }, { data: v, shape: [1, heads, n, d] });
+    return { fn: () => cache.attend(q).output.data, release: () => cache.dispose() };
+  });
 }
 
 // A Seq2Seq training step at d2l's size (seq2seq.js).
 {
   const size = SIZES[0];
-  const batch = batchOf(size.batch, size.steps, size.config.srcVocabSize, 3);
-  const model = new attn.Seq2SeqAttention({ ...size.config, seed: 1 });
-  const { src, lens, tgtIn, tgtOut } = batch;
-  await timeRow("Seq2Seq training step, d2l's size", () => model.trainStep(src, lens, tgtIn, tgtOut, { pad: 0, lr: 0.005, clip: 1 }));
-  model.dispose();
+  const { src, lens, tgtIn, tgtOut } = batchOf(size.batch, size.steps, size.config.srcVocabSize, 3);
+  await timeRow("Seq2Seq training step, d2l's size", (m) => {
+    const model = new m.Seq2SeqAttention({ ...size.config, seed: 1 });
+    return { fn: () => model.trainStep(src, lens, tgtIn, tgtOut, { pad: 0, lr: 0.005, clip: 1 }), release: () => model.dispose() };
+  });
 }
 
 // The peak heap of one n = 32768 call (the memory only grows), on a fresh instance.
@@ -125,3 +146,4 @@ if (!quick) {
 
 console.log(JSON.stringify({ threads, rows, heap }));
 attn.dispose();
+single?.dispose();

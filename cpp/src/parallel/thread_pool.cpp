@@ -11,8 +11,10 @@ namespace attn::detail {
 namespace {
 
 // Spins before a worker sleeps: long enough to catch the next region of a run of calls (the
-// layers of a model, the steps of a decoder), short against a sleep's wake-up cost.
-constexpr int kSpins = 1 << 16;
+// layers of a model, the steps of a decoder, and in wasm the JS wrapper's copies between two
+// calls, over 100 us at n = 1024, which 2^16 spins did not outlast), about a millisecond;
+// pthreadpool spins 10^6 times too.
+constexpr int kSpins = 1 << 20;
 
 std::mutex pool_mutex;
 std::unique_ptr<ThreadPool> pool;
