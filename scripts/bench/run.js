@@ -23,21 +23,11 @@
 // disagreement (max abs diff > 1e-3) throws. Writes JSON and an SVG chart to build/bench/.
 // --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences.
 
-// Our wrapper does not expose its WebAssembly.Memory: capture the memory every instance exports
-// (the Emscripten glue instantiates through WebAssembly.instantiate), as tests/js/wasm-memory.js
-// does. Installed before anything is loaded; loadOurs() pairs each load with its memory.
-const memories = [];
-{
-  const { instantiate } = WebAssembly;
-  WebAssembly.instantiate = async function (...args) {
-    const result = await instantiate.apply(this, args);
-    const instance = result instanceof WebAssembly.Instance ? result : result.instance;
-    const memory = Object.values(instance?.exports ?? {}).find((value) => value instanceof WebAssembly.Memory);
-    if (memory) memories.push(memory);
-    return result;
-  };
-}
-
+// Our wrapper does not expose its WebAssembly.Memory: tests/js/wasm-memory.js captures the memory
+// of every instance (the Emscripten glue instantiates through WebAssembly.instantiate), imported
+// first so that it is installed before anything is loaded; loadOurs() pairs each load with its
+// memory.
+import { memories } from '../../tests/js/wasm-memory.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadAttention } from '../../dist/index.js';
 import { plainJsAttention } from '../../web/shared/plain-js-attention.js';

@@ -11,22 +11,9 @@ import { DECODE } from './decode.js';
 import { attentionTask, checkRows, expectClose, loadMhaPeers, loadPeers, queryRows } from './peers.js';
 import { SIZES, batchOf } from './seq2seq.js';
 import { measureInTurns } from './timing.js';
-
-// Every instance's memory, for the peak heap: the single-thread build exports its memory, the
-// threaded build imports its shared one (as tests/js/wasm-memory.js captures them).
-const memories = [];
-{
-  const { instantiate } = WebAssembly;
-  WebAssembly.instantiate = async function (...args) {
-    const result = await instantiate.apply(this, args);
-    const instance = result instanceof WebAssembly.Instance ? result : result.instance;
-    const candidates = [...Object.values(instance?.exports ?? {}),
-      ...Object.values(args[1] ?? {}).flatMap((namespace) => Object.values(namespace ?? {}))];
-    const memory = candidates.find((value) => value instanceof WebAssembly.Memory);
-    if (memory) memories.push(memory);
-    return result;
-  };
-}
+// Captures every instance's memory (exported by the single-thread builds, imported by the
+// threaded one), for the peak heap; imported before anything is loaded.
+import { memories } from '../../tests/js/wasm-memory.js';
 
 const threads = Number(process.argv[2]);
 const quick = process.argv.includes('--quick');

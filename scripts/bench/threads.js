@@ -1,8 +1,9 @@
 // The threads section of `npm run bench`: ours on 1, 2 and os.availableParallelism() threads
 // against onnxruntime-web at the same numThreads, in Node. Each count runs in a process of its
 // own (threads-child.js: ORT fixes its thread count once per process), where ours on that many
-// threads and on one take their samples in turns (the speedup), and the peer is timed after them. tfjs-wasm is not in it: its threaded build reports no thread
-// support in Node (tensorflow/tfjs#3830). Workloads: SDPA [1, n, d] (n = 1024–8192, d = 64 and
+// threads and on one take their samples in turns (the speedup), and the peer is timed after
+// them. tfjs-wasm is not in it: its threaded build reports no thread support in Node
+// (tensorflow/tfjs#3830). Workloads: SDPA [1, n, d] (n = 1024–8192, d = 64 and
 // 128, dense beside ORT's MatMul graph, and causal), the backward, multi-head attention
 // (E = 512, 8 heads, beside ORT's MHA op with its projections), KV-cache decode at n = 16384,
 // a Seq2Seq training step at d2l's size, and the peak wasm heap of an n = 32768 call.

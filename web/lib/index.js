@@ -10,7 +10,7 @@ import { describe } from './arguments.js';
 import { installRelaxedKernels, relaxedSimdSupported } from './relaxed.js';
 import { check } from './heap.js';
 import {
-  REASONS, planThreads, readThreads, threadedFactory, threadedFactoryOptions, unrefWorkers,
+  REASONS, isNode, planThreads, readThreads, threadedFactory, threadedFactoryOptions, unrefWorkers,
   warnFewerThreads,
 } from './threads.js';
 
@@ -56,8 +56,6 @@ const VARIANTS = {
     glue: () => import('./wasm/attention-scalar.mjs'),
   },
 };
-
-const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
 
 async function readBytes(url) {
   if (isNode && url.protocol === 'file:') {

@@ -21,7 +21,8 @@ export const REASONS = Object.freeze({
   disposed: 'disposed',
 });
 
-const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
+/** Whether this runs in Node (its file reads, worker_threads, os). */
+export const isNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
 
 // (module (memory 1 1 shared) (func (result i32) i32.const 0 i32.atomic.load)): validates only
 // where wasm threads (atomics, shared memory) are on.
