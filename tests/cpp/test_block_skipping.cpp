@@ -74,7 +74,8 @@ void check_skipping_is_exact(const Case& c, const Mask& mask, uint32_t seed) {
       weights[m] = Tensor3(matrices, c.nq, c.nk);
       const attn::MutableBatch w = weights[m].view();
       attn::detail::attention_fused(in.q.view(), in.k.view(), in.v.view(), scale, mask, c.heads,
-                                    out[m].view(), with_weights ? &w : nullptr, modes[m]);
+                                    attn::detail::Dropout(0.0f, 0), out[m].view(),
+                                    with_weights ? &w : nullptr, modes[m]);
     }
     require_same_bits(out[0], out[1], "output");
     if (with_weights) require_same_bits(weights[0], weights[1], "weights");
@@ -216,9 +217,11 @@ TEST_CASE("Skipped key blocks are never read", "[skipping]") {
   const Inputs& input = in;
   Tensor3 skipped(1, c.nq, c.dv), computed(1, c.nq, c.dv);
   attn::detail::attention_fused(input.q.view(), input.k.view(), input.v.view(), 0.25f, mask, 1,
-                                skipped.view(), nullptr, HiddenBlocks::Skip);
+                                attn::detail::Dropout(0.0f, 0), skipped.view(), nullptr,
+                                HiddenBlocks::Skip);
   attn::detail::attention_fused(input.q.view(), input.k.view(), input.v.view(), 0.25f, mask, 1,
-                                computed.view(), nullptr, HiddenBlocks::Compute);
+                                attn::detail::Dropout(0.0f, 0), computed.view(), nullptr,
+                                HiddenBlocks::Compute);
   for (size_t t = 0; t < skipped.data.size(); ++t) {
     CAPTURE(t);
     REQUIRE(std::isfinite(skipped.data[t]));

@@ -16,6 +16,10 @@
 
 namespace attn {
 
+namespace detail {
+struct MultiHeadWeights;
+}
+
 struct MultiHeadConfig {
   Index embed_dim = 0;
   Index num_heads = 1;
@@ -119,6 +123,8 @@ class MultiHeadAttention {
                               const MultiHeadForwardOptions& options = {}) const;
 
  private:
+  // The weights as the attention chain (attention/multi_head_core.hpp) takes them.
+  detail::MultiHeadWeights projections() const;
   void check_forward_arguments(ConstBatch query, ConstBatch key, ConstBatch value,
                                const MultiHeadForwardOptions& options) const;
   // Named in the order of parameters(), from the four weights and four biases given.

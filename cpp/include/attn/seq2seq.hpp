@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "attn/encoder_decoder.hpp"
 #include "attn/optim.hpp"
 #include "attn/state_dict.hpp"
 #include "attn/tensor.hpp"
@@ -53,47 +54,17 @@ struct Seq2SeqConfig {
   bool attention = true;
 };
 
-// Token ids, row-major [batch, steps], viewed (not owned).
-struct TokenBatch {
-  const int32_t* data = nullptr;
-  Index batch = 0;
-  Index steps = 0;
-};
-
 struct Seq2SeqOutput {
   Tensor3 logits;     // [B, Tt, tgt_vocab]
   Tensor3 attention;  // [B, Tt, Ts], before dropout; empty (0 x 0 x 0) without attention
 };
 
-struct Seq2SeqForwardOptions {
-  bool training = false;      // dropout on (when config.dropout > 0)
-  uint64_t dropout_seed = 0;  // the stream when training
-};
-
-struct Seq2SeqLossOptions {
-  int32_t pad = 0;  // labels equal to pad are left out of the mean
-  bool training = true;
-  // The dropout stream; by default each call draws a fresh one from the model's seed.
-  std::optional<uint64_t> dropout_seed;
-};
-
-struct Seq2SeqLoss {
-  float loss = 0.0f;
-  std::vector<NamedTensor> gradients;  // every parameter's, in parameters() order and names
-};
-
-struct Seq2SeqTrainOptions {
-  int32_t pad = 0;
-  float lr = 1e-3f;
-  float clip = 0.0f;  // max global gradient norm; 0 clips nothing
-  std::optional<uint64_t> dropout_seed;
-};
-
-struct Seq2SeqTranslateOptions {
-  int32_t bos = 0;
-  int32_t eos = 0;
-  Index max_len = 0;
-};
+// The shared options (attn/encoder_decoder.hpp) under this model's names.
+using Seq2SeqForwardOptions = EncoderDecoderForwardOptions;
+using Seq2SeqLossOptions = EncoderDecoderLossOptions;
+using Seq2SeqLoss = EncoderDecoderLoss;
+using Seq2SeqTrainOptions = EncoderDecoderTrainOptions;
+using Seq2SeqTranslateOptions = GreedyOptions;
 
 struct Seq2SeqTranslation {
   Index batch = 0, max_len = 0;

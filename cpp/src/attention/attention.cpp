@@ -5,7 +5,6 @@
 #include "checks.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/fused_attention.hpp"
-#include "kernels/gemm.hpp"
 #include "score_matrix.hpp"
 #include "softmax_pooling.hpp"
 #include "unfused_attention.hpp"
@@ -57,16 +56,8 @@ void scaled_dot_product_attention(ConstBatch q, ConstBatch k, ConstBatch v,
   detail::require_shape("k", {q.batch, -1, q.cols}, detail::shape_of(k));
   detail::check_pooling_arguments(q, k, v, options, output, weights);
 
-  const float scale = detail::default_scale(options, q.cols);
-  if (options.dropout == 0.0f) {
-    detail::attention_fused(q, k, v, scale, options.mask, 1, output, weights);
-    return;
-  }
-  // Dropout needs the whole weight row before pooling, so it takes the unfused path.
-  auto fill = [&](Index s, MatrixMap scores) {
-    scores = detail::matmul_transposed(q[s], k[s]) * scale;
-  };
-  detail::attention_unfused(fill, v, options, output, weights);
+  detail::attention_fused(q, k, v, detail::default_scale(options, q.cols), options.mask, 1,
+                          detail::Dropout(options.dropout, options.seed), output, weights);
 }
 
 void additive_attention(ConstBatch q, ConstBatch k, ConstBatch v, const ScoreParams& params,

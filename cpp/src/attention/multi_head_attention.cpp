@@ -5,9 +5,9 @@
 
 #include "attn/linear.hpp"
 #include "checks.hpp"
-#include "kernels/fused_attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/random_stream.hpp"
+#include "multi_head_core.hpp"
 #include "state_dict.hpp"
 
 namespace attn {
@@ -31,48 +31,6 @@ detail::ProjectionWeight uniform_weight(Index out, Index in, float bound,
 
 float xavier_bound(Index fan_in, Index fan_out) {
   return std::sqrt(6.0f / static_cast<float>(fan_in + fan_out));
-}
-
-// x [B, n, in] -> x W^T + b as [B * n, out], W packed.
-ConstMatrixMap rows_of(ConstBatch x) { return {x.data, x.batch * x.rows, x.cols}; }
-
-Matrix project(ConstBatch x, const detail::ProjectionWeight& weight, const Vector& bias) {
-  Matrix projected = detail::matmul_transposed_packed(rows_of(x), weight.panels, bias.size());
-  projected.rowwise() += bias.transpose();
-  return projected;
-}
-
-// [B * n, heads * head_dim] -> [B * heads, n, head_dim], head-major within each batch row
-// (d2l's transpose_qkv, and the order PyTorch's attn_mask [B * heads, L, S] uses).
-Matrix split_heads(const Matrix& projected, Index batch, Index n, Index heads) {
-  const Index head_dim = projected.cols() / heads;
-  Matrix split(batch * heads * n, head_dim);
-  // With no rows (n = 0) there is nothing to move, and a block at a column offset of an empty
-  // matrix is an offset from its null data pointer: undefined behaviour (found by UBSan).
-  if (split.size() == 0) return split;
-  for (Index b = 0; b < batch; ++b) {
-    for (Index h = 0; h < heads; ++h) {
-      split.middleRows((b * heads + h) * n, n) = projected.block(b * n, h * head_dim, n, head_dim);
-    }
-  }
-  return split;
-}
-
-// The inverse of split_heads.
-Matrix merge_heads(const Matrix& split, Index batch, Index n, Index heads) {
-  const Index head_dim = split.cols();
-  Matrix merged(batch * n, heads * head_dim);
-  if (merged.size() == 0) return merged;  // as in split_heads
-  for (Index b = 0; b < batch; ++b) {
-    for (Index h = 0; h < heads; ++h) {
-      merged.block(b * n, h * head_dim, n, head_dim) = split.middleRows((b * heads + h) * n, n);
-    }
-  }
-  return merged;
-}
-
-ConstBatch as_batch(const Matrix& m, Index batch, Index rows) {
-  return {m.data(), batch, rows, m.cols()};
 }
 
 }  // namespace
@@ -235,23 +193,13 @@ void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch va
     detail::require_shape("weights", {weight_batch, nq, nk}, detail::shape_of(*weights));
   }
 
-  const Matrix q = split_heads(project(query, w_q_, b_q_), batch, nq, heads);
-  const Matrix k = split_heads(project(key, w_k_, b_k_), batch, nk, heads);
-  const Matrix v = split_heads(project(value, w_v_, b_v_), batch, nk, heads);
-
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim()));
-  Matrix head_outputs(batch * heads * nq, head_dim());
-  const MutableBatch head_output_batch{head_outputs.data(), batch * heads, nq, head_dim()};
   Matrix head_weights(weights ? batch * heads * nq : 0, nk);
   const MutableBatch head_weight_batch{head_weights.data(), batch * heads, nq, nk};
-  detail::attention_fused(as_batch(q, batch * heads, nq), as_batch(k, batch * heads, nk),
-                          as_batch(v, batch * heads, nk), scale, options.mask, heads,
-                          head_output_batch, weights ? &head_weight_batch : nullptr);
-
-  MatrixMap out(output.data, batch * nq, e);
-  out = detail::matmul_transposed_packed(merge_heads(head_outputs, batch, nq, heads), w_out_.panels,
-                                         e);
-  out.rowwise() += b_out_.transpose();
+  const detail::MultiHeadWeights w = projections();
+  const Matrix merged =
+      detail::attend_heads(detail::project_heads(query, key, value, w), w, options.mask,
+                           detail::Dropout(0.0f, 0), weights ? &head_weight_batch : nullptr);
+  MatrixMap(output.data, batch * nq, e) = detail::project_output(merged, w);
 
   if (!weights) return;
   if (!options.average_attn_weights) {
@@ -303,25 +251,14 @@ void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch va
   detail::require_shape("value", {batch, t, config_.vdim}, detail::shape_of(value));
   detail::require_shape("output", {batch, t, e}, detail::shape_of(output));
 
-  // [B * heads, t, head_dim] is the cache's [batch, heads, t, head_dim], row-major.
-  const std::vector<Index> head_shape{batch, heads, t, hd};
-  const Matrix q = split_heads(project(query, w_q_, b_q_), batch, t, heads);
-  const Matrix k = split_heads(project(key, w_k_, b_k_), batch, t, heads);
-  const Matrix v = split_heads(project(value, w_v_, b_v_), batch, t, heads);
+  const detail::MultiHeadWeights w = projections();
   const Index length = cache.length();
-  cache.append(k.data(), head_shape, v.data(), head_shape);
+  const Matrix merged =
+      detail::attend_cached(detail::project_heads(query, key, value, w), heads, cache);
   try {
-    // The cache's causal rule is exactly the causal mask of the whole sequence, restricted to
-    // the rows of the new positions.
-    Matrix head_outputs(batch * heads * t, hd);
-    cache.attend(q.data(), head_shape, head_outputs.data(),
-                 1.0f / std::sqrt(static_cast<float>(hd)));
-    MatrixMap out(output.data, batch * t, e);
-    out = detail::matmul_transposed_packed(merge_heads(head_outputs, batch, t, heads),
-                                           w_out_.panels, e);
-    out.rowwise() += b_out_.transpose();
+    MatrixMap(output.data, batch * t, e) = detail::project_output(merged, w);
   } catch (...) {
-    cache.truncate(length);  // an allocation failed after the append: undo it
+    cache.truncate(length);  // the projection's allocation failed: the call leaves no trace
     throw;
   }
 }
@@ -333,53 +270,39 @@ Tensor3 MultiHeadAttention::forward(const Tensor3& query, const Tensor3& key, co
   return output;
 }
 
-// The forward's chain run backwards: out_proj, the heads' attention (flash-style, which also
-// gives back the heads' outputs that out_proj's weight gradient needs), then the three input
-// projections, each an nn.Linear backward.
 MultiHeadGradients MultiHeadAttention::backward(const Tensor3& query, const Tensor3& key,
                                                 const Tensor3& value, const Tensor3& grad_output,
                                                 const MultiHeadForwardOptions& options) const {
-  const Index e = config_.embed_dim, heads = config_.num_heads, hd = head_dim();
-  const Index batch = query.batch, nq = query.rows, nk = key.rows;
+  const Index e = config_.embed_dim, batch = query.batch, nq = query.rows, nk = key.rows;
   check_forward_arguments(query.view(), key.view(), value.view(), options);
   detail::require_shape("grad_output", {batch, nq, e},
                         {grad_output.batch, grad_output.rows, grad_output.cols});
 
-  const Matrix q = split_heads(project(query.view(), w_q_, b_q_), batch, nq, heads);
-  const Matrix k = split_heads(project(key.view(), w_k_, b_k_), batch, nk, heads);
-  const Matrix v = split_heads(project(value.view(), w_v_, b_v_), batch, nk, heads);
-  const ConstMatrixMap grad_out = rows_of(grad_output.view());
-  const Matrix grad_heads = split_heads(detail::matmul(grad_out, w_out_.weight), batch, nq, heads);
-
-  Matrix head_outputs(batch * heads * nq, hd), dq(batch * heads * nq, hd);
-  Matrix dk(batch * heads * nk, hd), dv(batch * heads * nk, hd);
-  const MutableBatch head_output_batch{head_outputs.data(), batch * heads, nq, hd};
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  detail::attention_fused_backward(
-      as_batch(q, batch * heads, nq), as_batch(k, batch * heads, nk),
-      as_batch(v, batch * heads, nk), as_batch(grad_heads, batch * heads, nq), scale, options.mask,
-      heads, detail::Dropout(0.0f, 0), {dq.data(), batch * heads, nq, hd},
-      {dk.data(), batch * heads, nk, hd}, {dv.data(), batch * heads, nk, hd}, &head_output_batch);
-
-  const LinearGradients out_proj =
-      linear_backward(merge_heads(head_outputs, batch, nq, heads), w_out_.weight, grad_out);
-  const LinearGradients q_proj =
-      linear_backward(rows_of(query.view()), w_q_.weight, merge_heads(dq, batch, nq, heads));
-  const LinearGradients k_proj =
-      linear_backward(rows_of(key.view()), w_k_.weight, merge_heads(dk, batch, nk, heads));
-  const LinearGradients v_proj =
-      linear_backward(rows_of(value.view()), w_v_.weight, merge_heads(dv, batch, nk, heads));
+  const detail::MultiHeadWeights w = projections();
+  const detail::MultiHeadChainGradients g = detail::multi_head_backward(
+      query.view(), key.view(), value.view(),
+      detail::project_heads(query.view(), key.view(), value.view(), w), nullptr, w, options.mask,
+      detail::Dropout(0.0f, 0), ConstMatrixMap(grad_output.data.data(), batch * nq, e));
 
   MultiHeadGradients gradients{Tensor3(batch, nq, e),
                                Tensor3(batch, nk, config_.kdim),
                                Tensor3(batch, nk, config_.vdim),
                                {}};
-  MatrixMap(gradients.d_query.data.data(), batch * nq, e) = q_proj.dx;
-  MatrixMap(gradients.d_key.data.data(), batch * nk, config_.kdim) = k_proj.dx;
-  MatrixMap(gradients.d_value.data.data(), batch * nk, config_.vdim) = v_proj.dx;
-  gradients.d_parameters = named(q_proj.dweight, k_proj.dweight, v_proj.dweight, out_proj.dweight,
-                                 q_proj.dbias, k_proj.dbias, v_proj.dbias, out_proj.dbias);
+  MatrixMap(gradients.d_query.data.data(), batch * nq, e) = g.d_query;
+  MatrixMap(gradients.d_key.data.data(), batch * nk, config_.kdim) = g.d_key;
+  MatrixMap(gradients.d_value.data.data(), batch * nk, config_.vdim) = g.d_value;
+  gradients.d_parameters =
+      named(g.dw_q, g.dw_k, g.dw_v, g.dw_out, g.db_q, g.db_k, g.db_v, g.db_out);
   return gradients;
+}
+
+detail::MultiHeadWeights MultiHeadAttention::projections() const {
+  const auto projection_of = [](const detail::ProjectionWeight& w, const Vector& b) {
+    return detail::Projection{w.weight.data(), w.weight.rows(), w.weight.cols(), &w.panels,
+                              b.data()};
+  };
+  return {projection_of(w_q_, b_q_), projection_of(w_k_, b_k_), projection_of(w_v_, b_v_),
+          projection_of(w_out_, b_out_), config_.num_heads};
 }
 
 }  // namespace attn

@@ -1,9 +1,8 @@
 #pragma once
 // What the attention functions of attention.cpp and attention_backward.cpp share: their
 // argument checks, the default scale, and the unfused path (a whole score matrix at a time, then
-// softmax_and_pool), which additive attention and scaled dot-product attention with dropout
-// take; without dropout the latter, and multi-head attention, take the fused kernel
-// (kernels/fused_attention.hpp).
+// softmax_and_pool), which additive attention takes; scaled dot-product and multi-head
+// attention take the fused kernel (kernels/fused_attention.hpp).
 
 #include <functional>
 

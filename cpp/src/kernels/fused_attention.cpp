@@ -49,7 +49,8 @@ struct FusedScratch {
 class FusedForward {
  public:
   FusedForward(const float* q, const PackedKeysValues& kv, Index nq, Index nk, Index d, Index dv,
-               const MaskContext& mask, HiddenBlocks hidden_blocks, FusedScratch& scratch)
+               const MaskContext& mask, const Dropout& dropout, HiddenBlocks hidden_blocks,
+               FusedScratch& scratch)
       : q_(q),
         kv_(kv),
         nq_(nq),
@@ -57,6 +58,7 @@ class FusedForward {
         d_(d),
         dv_(dv),
         mask_(mask),
+        dropout_(dropout),
         masked_(!mask.mask.empty()),
         skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
         scratch_(scratch) {}
@@ -124,11 +126,24 @@ class FusedForward {
       alpha[r] = f32_online_softmax_step(row(r), count, block_max[r], j0 == key_begin_, row_max(i),
                                          row_sum(i));
     }
+    // The weights are kept before dropout (as d2l keeps them); the running sums above were too,
+    // so only what is pooled is dropped.
+    if (weights) keep_weights<Rows>(i0, j0, len, count, weights);
+    if (dropout_.active()) drop<Rows>(i0, j0, count);
     const float* exps = scratch_.scores.data();
     assert(j0 + count <= kv_.stride);  // the pool loop reads V's panels up to key j0 + count
     kernel_table().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(), kv_.values, kv_.stride, j0,
                                   count, dv_, alpha, rows<Rows>(out + i0 * dv_, dv_).data());
-    if (weights) keep_weights<Rows>(i0, j0, len, count, weights);
+  }
+
+  // The dropout factors of the tile's exps: weight (matrix, i, j) takes draw
+  // (matrix * nq + i) * nk + j, the numbering the backward regenerates.
+  template <int Rows>
+  void drop(Index i0, Index j0, Index count) {
+    for (int r = 0; r < Rows; ++r) {
+      const auto first = static_cast<uint64_t>((mask_.matrix * nq_ + i0 + r) * nk_ + j0);
+      dropout_.apply(row(r), count, first);
+    }
   }
 
   template <int Rows>
@@ -223,6 +238,7 @@ class FusedForward {
   PackedKeysValues kv_;
   Index nq_, nk_, d_, dv_;
   const MaskContext& mask_;
+  const Dropout& dropout_;
   bool masked_, skipping_;
   FusedScratch& scratch_;
   Index query_start_ = 0, key_begin_ = 0;  // the block pool_keys is working on, and its first key
@@ -281,12 +297,13 @@ void attention_fused_packed(const float* q, const PackedKeysValues& first, Index
   std::vector<FusedScratch> scratch(
       static_cast<size_t>(std::min<Index>(pool.threads(), count * chunks)),
       FusedScratch(nk, /*weights=*/false));
+  const Dropout no_dropout(0.0f, 0);  // a decode step attends without dropout
   pool.run(count * chunks, [&](Index task, int slot) {
     const Index m = task / chunks, key_begin = task % chunks * kChunkKeys;
     const PackedKeysValues kv{first.keys + m * key_step, first.values + m * value_step,
                               first.stride};
     const MaskContext context{mask, m, count / batch_heads, batch_heads};
-    FusedForward forward(q + m * nq * d, kv, nq, nk, d, dv, context, HiddenBlocks::Skip,
+    FusedForward forward(q + m * nq * d, kv, nq, nk, d, dv, context, no_dropout, HiddenBlocks::Skip,
                          scratch[static_cast<size_t>(slot)]);
     ChunkState* state = states.data() + task * nq;
     for (Index start = 0; start < nq; start += kBlockQueries) {
@@ -343,8 +360,8 @@ class PackedBatch {
 // Within a matrix the last query blocks go first: under a causal mask they see the most keys, and
 // the threads then finish together.
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
-                     Index batch_heads, MutableBatch output, const MutableBatch* weights,
-                     HiddenBlocks hidden_blocks) {
+                     Index batch_heads, const Dropout& dropout, MutableBatch output,
+                     const MutableBatch* weights, HiddenBlocks hidden_blocks) {
   const Index batch = q.batch / batch_heads, nq = q.rows, nk = k.rows, dv = v.cols;
   std::fill(output.data, output.data + output.size(), 0.0f);
   if (nk == 0 || nq == 0) return;  // no keys: the empty sum, as the unfused path gives
@@ -361,7 +378,7 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
       const Index s = first + task / query_blocks;
       const Index block = query_blocks - 1 - task % query_blocks;
       const MaskContext context{mask, s, batch, batch_heads};
-      FusedForward forward(q[s].data(), packed[s - first], nq, nk, q.cols, dv, context,
+      FusedForward forward(q[s].data(), packed[s - first], nq, nk, q.cols, dv, context, dropout,
                            hidden_blocks, scratch[static_cast<size_t>(slot)]);
       forward.run_block(block * kBlockQueries, output[s].data(),
                         weights ? (*weights)[s].data() : nullptr);

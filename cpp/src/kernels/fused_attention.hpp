@@ -41,10 +41,12 @@ void attention_fused_packed(const float* q, const PackedKeysValues& first, Index
 // must already be validated. Key blocks are the same with and without weights (so is the
 // output); the weights are each block's exp(s - running max) kept as the pass goes and
 // normalised in one sweep per row once its max and sum are final. Split across the thread pool
-// in (matrix, 64-query block) tasks.
+// in (matrix, 64-query block) tasks. Under `dropout` the pooled weights are dropped (weight
+// (s, i, j) takes draw (s * nq + i) * nk + j, as the backward regenerates them); the weights
+// written are those before dropout.
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
-                     Index batch_heads, MutableBatch output, const MutableBatch* weights,
-                     HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
+                     Index batch_heads, const Dropout& dropout, MutableBatch output,
+                     const MutableBatch* weights, HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
 
 // Gradients of sum(output * grad_output) with respect to q, k and v, flash-style: a block of
 // queries at a time against every key (a strip of at most 64 x nk scores), so no [nq, nk]

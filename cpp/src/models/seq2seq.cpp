@@ -6,7 +6,7 @@
 #include "attn/cross_entropy.hpp"
 #include "attn/embedding.hpp"
 #include "checks.hpp"
-#include "kernels/random_stream.hpp"
+#include "models/model_inputs.hpp"
 #include "models/seq2seq_parameters.hpp"
 #include "models/seq2seq_pass.hpp"
 #include "state_dict.hpp"
@@ -16,46 +16,13 @@ namespace attn {
 namespace {
 
 void check_config(const Seq2SeqConfig& c) {
-  const std::pair<const char*, Index> sizes[] = {{"src_vocab_size", c.src_vocab_size},
-                                                 {"tgt_vocab_size", c.tgt_vocab_size},
-                                                 {"embed_size", c.embed_size},
-                                                 {"num_hiddens", c.num_hiddens},
-                                                 {"num_layers", c.num_layers}};
-  for (const auto& [name, value] : sizes) {
-    if (value <= 0) detail::fail(name, "a size > 0", std::to_string(value));
-  }
-  if (!(c.dropout >= 0.0f && c.dropout < 1.0f)) {
-    detail::fail("dropout", "a probability in [0, 1)", detail::number_string(c.dropout));
-  }
+  detail::check_sizes({{"src_vocab_size", c.src_vocab_size},
+                       {"tgt_vocab_size", c.tgt_vocab_size},
+                       {"embed_size", c.embed_size},
+                       {"num_hiddens", c.num_hiddens},
+                       {"num_layers", c.num_layers}},
+                      c.dropout);
 }
-
-Index product(const std::vector<Index>& shape) {
-  Index n = 1;
-  for (Index d : shape) n *= d;
-  return n;
-}
-
-// The initialisation's draws, from one splitmix64 stream in state-dict order.
-class Initializer {
- public:
-  explicit Initializer(uint64_t seed) : random_(seed) {}
-  void uniform(float* w, Index n, double bound) {
-    for (Index i = 0; i < n; ++i) {
-      w[i] = static_cast<float>((2.0 * random_.next_uniform() - 1.0) * bound);
-    }
-  }
-  // N(0, 1) by Box-Muller; 1 - u lies in (0, 1], so the log is finite.
-  void normal(float* w, Index n) {
-    constexpr double kTwoPi = 6.283185307179586;
-    for (Index i = 0; i < n; ++i) {
-      const double u1 = 1.0 - random_.next_uniform(), u2 = random_.next_uniform();
-      w[i] = static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
-    }
-  }
-
- private:
-  detail::RandomStream random_;
-};
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
@@ -89,13 +56,13 @@ Seq2Seq::Parameters::Parameters(const Seq2SeqConfig& c) {
   decoder_rnn = add_gru("decoder.rnn.", E + H, H, L);
   dense_weight = add("decoder.dense.weight", {c.tgt_vocab_size, H});
   dense_bias = add("decoder.dense.bias", {c.tgt_vocab_size});
-  values.assign(static_cast<size_t>(total), 0.0f);
+  allocate();
 
-  Initializer init(c.seed);
+  detail::Initializer init(c.seed);
   for (size_t id = 0; id < specs.size(); ++id) {
     const ParameterSpec& spec = specs[id];
     float* w = values.data() + offsets[id];
-    const Index n = product(spec.shape);
+    const Index n = detail::element_count(spec.shape);
     const bool gru = spec.name.find(".rnn.") != std::string::npos;
     if (ends_with(spec.name, "embedding.weight")) {
       init.normal(w, n);  // nn.Embedding
@@ -110,13 +77,6 @@ Seq2Seq::Parameters::Parameters(const Seq2SeqConfig& c) {
       init.uniform(w, n, 1.0 / std::sqrt(static_cast<double>(H)));
     }
   }
-}
-
-Index Seq2Seq::Parameters::add(const std::string& name, std::vector<Index> shape) {
-  specs.push_back({name, std::move(shape)});
-  offsets.push_back(total);
-  total += product(specs.back().shape);
-  return static_cast<Index>(specs.size()) - 1;
 }
 
 std::vector<Seq2Seq::Parameters::GruIds> Seq2Seq::Parameters::add_gru(const std::string& prefix,
@@ -146,68 +106,20 @@ Seq2Seq& Seq2Seq::operator=(Seq2Seq&&) noexcept = default;
 const std::vector<ParameterSpec>& Seq2Seq::parameters() const { return parameters_->specs; }
 
 std::vector<NamedTensor> Seq2Seq::state_dict() const {
-  std::vector<NamedTensor> out;
-  const Parameters& p = *parameters_;
-  for (size_t id = 0; id < p.specs.size(); ++id) {
-    const float* begin = p.values.data() + p.offsets[id];
-    out.push_back({p.specs[id].name, p.specs[id].shape,
-                   std::vector<float>(begin, begin + product(p.specs[id].shape))});
-  }
-  return out;
+  return parameters_->named(parameters_->values.data());
 }
 
 void Seq2Seq::load_state_dict(const std::vector<NamedTensor>& entries) {
-  const Parameters& p = *parameters_;
-  const std::vector<const NamedTensor*> matched =
-      detail::match_state_dict(p.specs, entries, canonical_name);
-  std::vector<float> values(p.values.size());
-  for (size_t id = 0; id < p.specs.size(); ++id) {
-    std::copy(matched[id]->data.begin(), matched[id]->data.end(), values.begin() + p.offsets[id]);
-  }
-  parameters_->values = std::move(values);  // every entry valid: replace at once
+  parameters_->load(entries, canonical_name);
 }
 
-namespace {
-
-void check_tokens(const std::string& name, TokenBatch tokens, Index batch, Index vocab) {
-  if (tokens.batch < 1 || tokens.steps < 1 || (batch >= 0 && tokens.batch != batch)) {
-    detail::fail(
-        name,
-        "shape [" + (batch >= 0 ? std::to_string(batch) : std::string("B >= 1")) + ", T >= 1]",
-        detail::shape_string({tokens.batch, tokens.steps}));
-  }
-  if (!tokens.data) detail::fail(name, "token data", "a null pointer");
-  check_token_ids(name, tokens.data, tokens.batch * tokens.steps, vocab);
-}
-
-void check_lengths(const std::vector<int32_t>& lens, Index batch, Index steps) {
-  detail::require_shape("src_valid_lens", {batch}, {static_cast<Index>(lens.size())});
-  for (size_t b = 0; b < lens.size(); ++b) {
-    if (lens[b] < 0 || lens[b] > steps) {
-      detail::fail("src_valid_lens", "lengths in [0, " + std::to_string(steps) + "]",
-                   std::to_string(lens[b]) + " at index " + std::to_string(b));
-    }
-  }
-}
-
-// Mixes a seed and a call count into a dropout stream seed (splitmix64's finaliser), so that
-// successive training calls drop independently.
-uint64_t mix(uint64_t seed, uint64_t call) {
-  uint64_t z = seed ^ (call * 0xD1B54A32D192ED03ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-}  // namespace
-
-uint64_t Seq2Seq::next_dropout_seed() { return mix(config_.seed, ++dropout_calls_); }
+uint64_t Seq2Seq::next_dropout_seed() { return detail::mix(config_.seed, ++dropout_calls_); }
 
 Seq2SeqOutput Seq2Seq::forward(TokenBatch src, const std::vector<int32_t>& src_valid_lens,
                                TokenBatch tgt_input, const Seq2SeqForwardOptions& options) const {
-  check_tokens("src", src, -1, config_.src_vocab_size);
-  check_lengths(src_valid_lens, src.batch, src.steps);
-  check_tokens("tgt_input", tgt_input, src.batch, config_.tgt_vocab_size);
+  detail::check_tokens("src", src, -1, config_.src_vocab_size);
+  detail::check_lengths(src_valid_lens, src.batch, src.steps);
+  detail::check_tokens("tgt_input", tgt_input, src.batch, config_.tgt_vocab_size);
   const detail::Seq2SeqPass pass(config_, *parameters_, parameters_->values.data(), src,
                                  src_valid_lens.data(), tgt_input, options.training,
                                  options.dropout_seed);
@@ -220,10 +132,10 @@ namespace {
 float loss_into(const Seq2SeqConfig& config, const Seq2Seq::Parameters& p, TokenBatch src,
                 const std::vector<int32_t>& lens, TokenBatch tgt_input, TokenBatch tgt_output,
                 int32_t pad, bool training, uint64_t dropout_seed, float* gradients) {
-  check_tokens("src", src, -1, config.src_vocab_size);
-  check_lengths(lens, src.batch, src.steps);
-  check_tokens("tgt_input", tgt_input, src.batch, config.tgt_vocab_size);
-  check_tokens("tgt_output", tgt_output, src.batch, config.tgt_vocab_size);
+  detail::check_tokens("src", src, -1, config.src_vocab_size);
+  detail::check_lengths(lens, src.batch, src.steps);
+  detail::check_tokens("tgt_input", tgt_input, src.batch, config.tgt_vocab_size);
+  detail::check_tokens("tgt_output", tgt_output, src.batch, config.tgt_vocab_size);
   detail::require_shape("tgt_output", {tgt_input.batch, tgt_input.steps},
                         {tgt_output.batch, tgt_output.steps});
   const std::vector<int32_t> labels = detail::time_major(tgt_output);
@@ -243,52 +155,29 @@ Seq2SeqLoss Seq2Seq::loss_and_gradients(TokenBatch src, const std::vector<int32_
   const Parameters& p = *parameters_;
   std::vector<float> gradients(p.values.size(), 0.0f);
   const uint64_t seed = options.dropout_seed ? *options.dropout_seed : next_dropout_seed();
-  Seq2SeqLoss out;
-  out.loss = loss_into(config_, p, src, src_valid_lens, tgt_input, tgt_output, options.pad,
-                       options.training, seed, gradients.data());
-  for (size_t id = 0; id < p.specs.size(); ++id) {
-    const float* begin = gradients.data() + p.offsets[id];
-    out.gradients.push_back({p.specs[id].name, p.specs[id].shape,
-                             std::vector<float>(begin, begin + product(p.specs[id].shape))});
-  }
-  return out;
+  const float loss = loss_into(config_, p, src, src_valid_lens, tgt_input, tgt_output, options.pad,
+                               options.training, seed, gradients.data());
+  return {loss, p.named(gradients.data())};
 }
 
 float Seq2Seq::train_step(TokenBatch src, const std::vector<int32_t>& src_valid_lens,
                           TokenBatch tgt_input, TokenBatch tgt_output,
                           const Seq2SeqTrainOptions& options) {
-  detail::require_positive_finite("lr", options.lr);
-  if (!(options.clip >= 0.0f && std::isfinite(options.clip))) {
-    detail::fail("clip", "a finite number >= 0 (0: no clipping)",
-                 detail::number_string(options.clip));
-  }
+  detail::check_train_options(options);
   Parameters& p = *parameters_;
   std::vector<float> gradients(p.values.size(), 0.0f);
   const uint64_t seed = options.dropout_seed ? *options.dropout_seed : next_dropout_seed();
   const float loss = loss_into(config_, p, src, src_valid_lens, tgt_input, tgt_output, options.pad,
                                /*training=*/true, seed, gradients.data());
-  const FloatSpan grads{gradients.data(), p.total};
-  if (options.clip > 0.0f) clip_grad_norm({grads}, options.clip);
-  adam_.step({{p.values.data(), p.total}}, {{gradients.data(), p.total}}, options.lr);
+  detail::clipped_adam_step(p, adam_, gradients, options);
   return loss;
 }
 
 Seq2SeqTranslation Seq2Seq::translate(TokenBatch src, const std::vector<int32_t>& src_valid_lens,
                                       const Seq2SeqTranslateOptions& options) const {
-  check_tokens("src", src, -1, config_.src_vocab_size);
-  check_lengths(src_valid_lens, src.batch, src.steps);
-  const Index V = config_.tgt_vocab_size;
-  if (options.bos < 0 || options.bos >= V) {
-    detail::fail("bos", "a token id in [0, " + std::to_string(V) + ")",
-                 std::to_string(options.bos));
-  }
-  if (options.eos < 0 || options.eos >= V) {
-    detail::fail("eos", "a token id in [0, " + std::to_string(V) + ")",
-                 std::to_string(options.eos));
-  }
-  if (options.max_len < 1) {
-    detail::fail("max_len", "a length >= 1", std::to_string(options.max_len));
-  }
+  detail::check_tokens("src", src, -1, config_.src_vocab_size);
+  detail::check_lengths(src_valid_lens, src.batch, src.steps);
+  detail::check_greedy_options(options, config_.tgt_vocab_size);
   return detail::greedy_translate(config_, *parameters_, src, src_valid_lens.data(), options);
 }
 
