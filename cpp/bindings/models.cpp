@@ -164,17 +164,12 @@ std::vector<int32_t> lengths(uintptr_t data, int count) {
   return {first, first + count};
 }
 
-// Holds one attn::Seq2Seq (d2l's encoder-decoder with Bahdanau attention).
-class Seq2SeqHandle {
+// What the two encoder-decoder handles share (attn/encoder_decoder.hpp): the state dict, the
+// loss with its gradients, and the training step. Registered once per model as the JS base class
+// of its handle.
+template <typename Model>
+class EncoderDecoderHandle {
  public:
-  Status init(Seq2SeqConfigArg c) {
-    return guarded([&] {
-      model_.emplace(attn::Seq2SeqConfig{c.srcVocabSize, c.tgtVocabSize, c.embedSize, c.numHiddens,
-                                         c.numLayers, c.dropout, static_cast<uint64_t>(c.seed),
-                                         c.attention});
-    });
-  }
-
   emscripten::val parameterSpecs() const { return parameter_specs(model_->parameters()); }
 
   Status loadStateDict(uintptr_t data) {
@@ -183,6 +178,56 @@ class Seq2SeqHandle {
 
   Status stateDict(uintptr_t out) const {
     return guarded([&] { copy_entries(model_->state_dict(), out); });
+  }
+
+  // The loss at `loss` (one float), the gradients laid out as stateDict() lays parameters out.
+  Status lossAndGradients(TokenArg src, uintptr_t src_valid_lens, TokenArg tgt_input,
+                          TokenArg tgt_output, int pad, uintptr_t loss, uintptr_t gradients) {
+    return guarded([&] {
+      attn::EncoderDecoderLossOptions options;
+      options.pad = pad;
+      const auto result =
+          model_->loss_and_gradients(src.tokens(), lengths(src_valid_lens, src.batch),
+                                     tgt_input.tokens(), tgt_output.tokens(), options);
+      *reinterpret_cast<float*>(loss) = result.loss;
+      copy_entries(result.gradients, gradients);
+    });
+  }
+
+  Status trainStep(TokenArg src, uintptr_t src_valid_lens, TokenArg tgt_input, TokenArg tgt_output,
+                   int pad, float lr, float clip, uintptr_t loss) {
+    return guarded([&] {
+      attn::EncoderDecoderTrainOptions options;
+      options.pad = pad;
+      options.lr = lr;
+      options.clip = clip;
+      *reinterpret_cast<float*>(loss) =
+          model_->train_step(src.tokens(), lengths(src_valid_lens, src.batch), tgt_input.tokens(),
+                             tgt_output.tokens(), options);
+    });
+  }
+
+ protected:
+  // Greedy tokens [B, max_len] and lengths [B] (int32) out of a translation.
+  template <typename Translation>
+  static void copy_tokens(const Translation& result, uintptr_t tokens, uintptr_t token_lengths) {
+    std::copy(result.tokens.begin(), result.tokens.end(), reinterpret_cast<int32_t*>(tokens));
+    std::copy(result.lengths.begin(), result.lengths.end(),
+              reinterpret_cast<int32_t*>(token_lengths));
+  }
+
+  std::optional<Model> model_;
+};
+
+// Holds one attn::Seq2Seq (d2l's encoder-decoder with Bahdanau attention).
+class Seq2SeqHandle : public EncoderDecoderHandle<attn::Seq2Seq> {
+ public:
+  Status init(Seq2SeqConfigArg c) {
+    return guarded([&] {
+      model_.emplace(attn::Seq2SeqConfig{c.srcVocabSize, c.tgtVocabSize, c.embedSize, c.numHiddens,
+                                         c.numLayers, c.dropout, static_cast<uint64_t>(c.seed),
+                                         c.attention});
+    });
   }
 
   // logits [B, Tt, V] and attention [B, Tt, Ts] (left alone without attention).
@@ -196,49 +241,85 @@ class Seq2SeqHandle {
     });
   }
 
-  // The loss at `loss` (one float), the gradients laid out as stateDict() lays parameters out.
-  Status lossAndGradients(TokenArg src, uintptr_t src_valid_lens, TokenArg tgt_input,
-                          TokenArg tgt_output, int pad, uintptr_t loss, uintptr_t gradients) {
-    return guarded([&] {
-      attn::Seq2SeqLossOptions options;
-      options.pad = pad;
-      const auto result =
-          model_->loss_and_gradients(src.tokens(), lengths(src_valid_lens, src.batch),
-                                     tgt_input.tokens(), tgt_output.tokens(), options);
-      *reinterpret_cast<float*>(loss) = result.loss;
-      copy_entries(result.gradients, gradients);
-    });
-  }
-
-  Status trainStep(TokenArg src, uintptr_t src_valid_lens, TokenArg tgt_input, TokenArg tgt_output,
-                   int pad, float lr, float clip, uintptr_t loss) {
-    return guarded([&] {
-      attn::Seq2SeqTrainOptions options;
-      options.pad = pad;
-      options.lr = lr;
-      options.clip = clip;
-      *reinterpret_cast<float*>(loss) =
-          model_->train_step(src.tokens(), lengths(src_valid_lens, src.batch), tgt_input.tokens(),
-                             tgt_output.tokens(), options);
-    });
-  }
-
   // tokens [B, max_len], lengths [B] (int32), attention [B, max_len, Ts] (left alone without).
   Status translate(TokenArg src, uintptr_t src_valid_lens, int bos, int eos, int max_len,
                    uintptr_t tokens, uintptr_t token_lengths, uintptr_t attention) const {
     return guarded([&] {
       const auto result =
           model_->translate(src.tokens(), lengths(src_valid_lens, src.batch), {bos, eos, max_len});
-      std::copy(result.tokens.begin(), result.tokens.end(), reinterpret_cast<int32_t*>(tokens));
-      std::copy(result.lengths.begin(), result.lengths.end(),
-                reinterpret_cast<int32_t*>(token_lengths));
+      copy_tokens(result, tokens, token_lengths);
       copy_out(result.attention.data, attention);
     });
   }
-
- private:
-  std::optional<attn::Seq2Seq> model_;
 };
+
+// The Transformer's configuration as JS names it (web/lib/transformer.js).
+struct TransformerConfigArg {
+  int srcVocabSize = 0, tgtVocabSize = 0, numHiddens = 0, ffnNumHiddens = 0, numHeads = 1,
+      numBlks = 1;
+  float dropout = 0.0f;
+  double seed = 0;
+};
+
+// Per-block tensors back to back from `out`, in order.
+uintptr_t copy_blocks(const std::vector<attn::Tensor3>& blocks, uintptr_t out) {
+  for (const attn::Tensor3& t : blocks) {
+    copy_out(t.data, out);
+    out += t.data.size() * sizeof(float);
+  }
+  return out;
+}
+
+// Holds one attn::Transformer (d2l 11.7).
+class TransformerHandle : public EncoderDecoderHandle<attn::Transformer> {
+ public:
+  Status init(TransformerConfigArg c) {
+    return guarded([&] {
+      model_.emplace(attn::TransformerConfig{c.srcVocabSize, c.tgtVocabSize, c.numHiddens,
+                                             c.ffnNumHiddens, c.numHeads, c.numBlks, c.dropout,
+                                             static_cast<uint64_t>(c.seed)});
+    });
+  }
+
+  // logits [B, Tt, V]; at `attention` every map back to back: the encoder's blocks
+  // [B, heads, Ts, Ts], the decoder's self-attention [B, heads, Tt, Tt], its cross-attention
+  // [B, heads, Tt, Ts].
+  Status forward(TokenArg src, uintptr_t src_valid_lens, TokenArg tgt_input, uintptr_t logits,
+                 uintptr_t attention) const {
+    return guarded([&] {
+      const auto result =
+          model_->forward(src.tokens(), lengths(src_valid_lens, src.batch), tgt_input.tokens());
+      copy_out(result.logits.data, logits);
+      copy_blocks(result.attention.decoder_cross,
+                  copy_blocks(result.attention.decoder_self,
+                              copy_blocks(result.attention.encoder, attention)));
+    });
+  }
+
+  // tokens [B, max_len], lengths [B] (int32), the cross-attention of every block back to back
+  // [B, heads, max_len, Ts] each.
+  Status translate(TokenArg src, uintptr_t src_valid_lens, int bos, int eos, int max_len,
+                   uintptr_t tokens, uintptr_t token_lengths, uintptr_t attention) const {
+    return guarded([&] {
+      const auto result =
+          model_->translate(src.tokens(), lengths(src_valid_lens, src.batch), {bos, eos, max_len});
+      copy_tokens(result, tokens, token_lengths);
+      copy_blocks(result.cross_attention, attention);
+    });
+  }
+};
+
+// The shared functions, on the JS base class of a model's handle.
+template <typename Model>
+void register_encoder_decoder(const char* name) {
+  using Handle = EncoderDecoderHandle<Model>;
+  emscripten::class_<Handle>(name)
+      .function("parameterSpecs", &Handle::parameterSpecs)
+      .function("loadStateDict", &Handle::loadStateDict)
+      .function("stateDict", &Handle::stateDict)
+      .function("lossAndGradients", &Handle::lossAndGradients)
+      .function("trainStep", &Handle::trainStep);
+}
 
 }  // namespace
 
@@ -277,14 +358,26 @@ EMSCRIPTEN_BINDINGS(models) {
       .field("data", &TokenArg::data)
       .field("batch", &TokenArg::batch)
       .field("steps", &TokenArg::steps);
-  class_<Seq2SeqHandle>("Seq2Seq")
+  register_encoder_decoder<attn::Seq2Seq>("Seq2SeqBase");
+  class_<Seq2SeqHandle, base<EncoderDecoderHandle<attn::Seq2Seq>>>("Seq2Seq")
       .constructor<>()
       .function("init", &Seq2SeqHandle::init)
-      .function("parameterSpecs", &Seq2SeqHandle::parameterSpecs)
-      .function("loadStateDict", &Seq2SeqHandle::loadStateDict)
-      .function("stateDict", &Seq2SeqHandle::stateDict)
       .function("forward", &Seq2SeqHandle::forward)
-      .function("lossAndGradients", &Seq2SeqHandle::lossAndGradients)
-      .function("trainStep", &Seq2SeqHandle::trainStep)
       .function("translate", &Seq2SeqHandle::translate);
+
+  value_object<TransformerConfigArg>("TransformerConfigArg")
+      .field("srcVocabSize", &TransformerConfigArg::srcVocabSize)
+      .field("tgtVocabSize", &TransformerConfigArg::tgtVocabSize)
+      .field("numHiddens", &TransformerConfigArg::numHiddens)
+      .field("ffnNumHiddens", &TransformerConfigArg::ffnNumHiddens)
+      .field("numHeads", &TransformerConfigArg::numHeads)
+      .field("numBlks", &TransformerConfigArg::numBlks)
+      .field("dropout", &TransformerConfigArg::dropout)
+      .field("seed", &TransformerConfigArg::seed);
+  register_encoder_decoder<attn::Transformer>("TransformerBase");
+  class_<TransformerHandle, base<EncoderDecoderHandle<attn::Transformer>>>("Transformer")
+      .constructor<>()
+      .function("init", &TransformerHandle::init)
+      .function("forward", &TransformerHandle::forward)
+      .function("translate", &TransformerHandle::translate);
 }

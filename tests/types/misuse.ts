@@ -1,6 +1,6 @@
 // Misuse the .d.ts must reject: each `@ts-expect-error` line has to be a type error, or tsc
 // fails with "Unused '@ts-expect-error' directive". The lines without one must compile.
-import { loadAttention, readSafetensors, type Tensor } from 'attention-wasm';
+import { loadAttention, readSafetensors, type EncoderDecoderModel, type Tensor } from 'attention-wasm';
 
 const attn = await loadAttention({ simd: false });
 const t = (shape: number[]): Tensor => ({ data: new Float32Array(shape.reduce((a, b) => a * b, 1)), shape });
@@ -118,5 +118,19 @@ s2s.config.numLayers = 3;
 const gradient: Tensor = s2s.lossAndGradients(tokens(2, 5), new Int32Array(2), tokens(2, 4), tokens(2, 4), { pad: 0 })
   .gradients['decoder.dense.bias'];
 s2s.loadStateDict(readSafetensors(new Uint8Array(0))).dispose();
+
+const transformer = new attn.Transformer({ srcVocabSize: 7, tgtVocabSize: 8, numHiddens: 8, ffnNumHiddens: 12, numHeads: 2, numBlks: 2 });
+// @ts-expect-error: the config needs the FFN's width
+new attn.Transformer({ srcVocabSize: 7, tgtVocabSize: 8, numHiddens: 8, numHeads: 2, numBlks: 2 });
+const maps = transformer.forward(tokens(2, 5), new Int32Array(2), tokens(2, 4)).attention;
+const crossShape: number[] = maps.decoderCross[0].shape;
+// @ts-expect-error: the maps are per block: an array, not one tensor
+maps.encoder.shape;
+// @ts-expect-error: translation gives the cross-attention only
+transformer.translate(tokens(2, 5), new Int32Array(2), { bos: 1, eos: 2, maxLen: 4 }).attention.decoderSelf[0];
+const transformerLoss: number = transformer.trainStep(tokens(2, 5), new Int32Array(2), tokens(2, 4), tokens(2, 4), { pad: 0, lr: 0.0015, clip: 1 });
+// Code moves between the two models through their shared interface.
+const models: EncoderDecoderModel[] = [transformer, s2s];
+transformer.dispose();
 
 export {};

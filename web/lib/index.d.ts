@@ -266,6 +266,40 @@ export interface MultiHeadAttention {
  */
 export type Tokens = Tensor<Int32Array>;
 
+/**
+ * What Seq2SeqAttention and Transformer share, so that code moves from one to the other: the
+ * state dict under d2l's names, the loss with every parameter's gradient, and the training step.
+ */
+export interface EncoderDecoderModel {
+  /** The state-dict entries this configuration has, in order, with shapes. */
+  readonly parameters: { name: string; shape: number[] }[];
+  /**
+   * d2l's Seq2Seq.loss (cross-entropy averaged over the labels of tgtOutput [B, Tt] other than
+   * `pad`; at least one must remain) and its gradient for every parameter, under the state-dict
+   * names. Dropout (if configured) is on, as in training. Changes no weight.
+   */
+  lossAndGradients(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>, tgtInput: Tokens, tgtOutput: Tokens,
+                   options: { pad: number }): { loss: number; gradients: Record<string, Tensor> };
+  /**
+   * One training step: lossAndGradients' gradients, their global norm clipped to `clip` as
+   * torch.nn.utils.clip_grad_norm_ does (default 0: no clipping), then one torch.optim.Adam
+   * step with PyTorch's defaults and learning rate `lr` (default 1e-3); the optimiser's state is
+   * kept across steps. Returns the loss before the step.
+   */
+  trainStep(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>, tgtInput: Tokens, tgtOutput: Tokens,
+            options: { pad: number; lr?: number; clip?: number }): number;
+  /**
+   * Loads weights by d2l's state-dict names (PyTorch's `model.state_dict()`, e.g. through
+   * safetensors and readSafetensors). Every entry is required, unknown ones are a RangeError,
+   * and the load is all or nothing. The optimiser's state is kept.
+   */
+  loadStateDict(dict: Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>): this;
+  /** The parameters under d2l's names, as fresh tensors (loadStateDict takes them back). */
+  stateDict(): Record<string, Tensor>;
+  /** Frees the wasm memory; a later call is a TypeError "<class>: used after dispose()". */
+  dispose(): void;
+}
+
 export interface Seq2SeqConfig {
   /** Source vocabulary size (d2l's `len(src_vocab)`). */
   srcVocabSize: number;
@@ -311,31 +345,14 @@ export interface Seq2SeqTranslation {
  * `encoder.rnn.weight_ih_l0`, ..., `decoder.attention.W_q.weight`, `decoder.dense.bias`), so a
  * PyTorch state dict of d2l's model loads here and this one loads there.
  */
-export interface Seq2SeqAttention {
+export interface Seq2SeqAttention extends EncoderDecoderModel {
   /** The configuration with its defaults filled in. */
   readonly config: Readonly<Required<Seq2SeqConfig>>;
-  /** The state-dict entries this configuration has, in order, with shapes. */
-  readonly parameters: { name: string; shape: number[] }[];
   /**
    * Teacher-forced forward, no dropout: src [B, Ts], srcValidLens [B] (each in [0, Ts]),
    * tgtInput [B, Tt] (bos then the target shifted right, as d2l's batches).
    */
   forward(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>, tgtInput: Tokens): Seq2SeqForwardResult;
-  /**
-   * d2l's Seq2Seq.loss (cross-entropy averaged over the labels of tgtOutput [B, Tt] other than
-   * `pad`; at least one must remain) and its gradient for every parameter, under the state-dict
-   * names. Dropout (if configured) is on, as in training. Changes no weight.
-   */
-  lossAndGradients(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>, tgtInput: Tokens, tgtOutput: Tokens,
-                   options: { pad: number }): { loss: number; gradients: Record<string, Tensor> };
-  /**
-   * One training step: lossAndGradients' gradients, their global norm clipped to `clip` as
-   * torch.nn.utils.clip_grad_norm_ does (default 0: no clipping), then one torch.optim.Adam
-   * step with PyTorch's defaults and learning rate `lr` (default 1e-3); the optimiser's state is
-   * kept across steps. Returns the loss before the step.
-   */
-  trainStep(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>, tgtInput: Tokens, tgtOutput: Tokens,
-            options: { pad: number; lr?: number; clip?: number }): number;
   /**
    * Greedy decoding of the whole batch, as d2l's predict_step: from `bos`, each step feeds back
    * the most likely token, for maxLen steps (no dropout).
@@ -349,10 +366,75 @@ export interface Seq2SeqAttention {
    * load is all or nothing. The optimiser's state is kept.
    */
   loadStateDict(dict: Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>): this;
-  /** The parameters under d2l's names, as fresh tensors (loadStateDict takes them back). */
-  stateDict(): Record<string, Tensor>;
-  /** Frees the wasm memory; a later call is a TypeError "Seq2SeqAttention: used after dispose()". */
-  dispose(): void;
+}
+
+export interface TransformerConfig {
+  /** Source vocabulary size. */
+  srcVocabSize: number;
+  /** Target vocabulary size; the logits' last axis. */
+  tgtVocabSize: number;
+  /** Model width H (embeddings, attention, AddNorm); numHeads must divide it. */
+  numHiddens: number;
+  /** The position-wise FFN's hidden width. */
+  ffnNumHiddens: number;
+  /** Attention heads of every multi-head attention layer. */
+  numHeads: number;
+  /** Encoder blocks, and decoder blocks. */
+  numBlks: number;
+  /** Dropout on the positional encodings, the attention weights and in every AddNorm, in [0, 1), training only; default 0. */
+  dropout?: number;
+  /** Seed of the initialisation and of the dropout streams; default 0. */
+  seed?: number;
+}
+
+/** Attention weights before dropout: one [B, numHeads, Tq, Tk] tensor per block. */
+export interface TransformerAttentionMaps {
+  /** The encoder's self-attention, [B, heads, Ts, Ts] per block. */
+  encoder: Tensor[];
+  /** The decoder's causal self-attention, [B, heads, Tt, Tt] per block. */
+  decoderSelf: Tensor[];
+  /** The decoder's attention over the source, [B, heads, Tt, Ts] per block. */
+  decoderCross: Tensor[];
+}
+
+export interface TransformerTranslation {
+  /** [B, maxLen] greedy tokens; after a row's first eos, eos again. */
+  tokens: Tokens;
+  /** [B]: each row's tokens up to and including its first eos (maxLen if it has none). */
+  lengths: Int32Array;
+  /** Each step's attention over the source, [B, heads, maxLen, Ts] per decoder block; rows after eos are 0. */
+  attention: { decoderCross: Tensor[] };
+}
+
+/**
+ * d2l's Transformer (d2l 11.7, PyTorch version), trained and run in wasm: an encoder of numBlks
+ * blocks (self-attention masked by srcValidLens, AddNorm, position-wise FFN, AddNorm) and a
+ * decoder of numBlks blocks (causal self-attention, AddNorm, attention over the encoder's output,
+ * AddNorm, FFN, AddNorm), embeddings scaled by sqrt(numHiddens) plus sinusoidal positions, and a
+ * dense layer to the target vocabulary. Attention is d2l's MultiHeadAttention (W_q, W_k, W_v,
+ * W_o without bias; masked scores filled with -1e6). State-dict names are d2l's
+ * (`encoder.blks.block0.attention.W_q.weight`, `decoder.blks.block1.addnorm3.ln.bias`,
+ * `decoder.dense.weight`, ...). Two of d2l's behaviours differ on purpose: the decoder is causal
+ * in every mode, and greedy decoding adds position t's encoding at step t (d2l adds position 0's
+ * at every step), so cached decoding equals the forward over the prefix.
+ */
+export interface Transformer extends EncoderDecoderModel {
+  /** The configuration with its defaults filled in. */
+  readonly config: Readonly<Required<TransformerConfig>>;
+  /**
+   * Teacher-forced forward (causal, no dropout): src [B, Ts], srcValidLens [B] (each in
+   * [0, Ts]), tgtInput [B, Tt] (bos then the target shifted right) -> logits [B, Tt,
+   * tgtVocabSize] and every attention map.
+   */
+  forward(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>, tgtInput: Tokens):
+    { logits: Tensor; attention: TransformerAttentionMaps };
+  /**
+   * Greedy decoding of the whole batch: from `bos`, each step feeds back the most likely token,
+   * for maxLen steps (no dropout). Each decoder block keeps its keys and values in a KV cache,
+   * so a step attends only the new token's query.
+   */
+  translate(src: Tokens, srcValidLens: Int32Array | Tensor<Int32Array>,
+            options: { bos: number; eos: number; maxLen: number }): TransformerTranslation;
 }
 
 export interface Attention {
@@ -436,6 +518,7 @@ export interface Attention {
   ): AdditiveAttentionGradients;
   MultiHeadAttention: new (config: MultiHeadConfig) => MultiHeadAttention;
   Seq2SeqAttention: new (config: Seq2SeqConfig) => Seq2SeqAttention;
+  Transformer: new (config: TransformerConfig) => Transformer;
   KVCache: new (config: KVCacheConfig) => KVCache;
   readSafetensors: typeof readSafetensors;
   writeSafetensors: typeof writeSafetensors;

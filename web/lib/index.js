@@ -6,6 +6,7 @@ import { createMultiHeadAttentionClass } from './multi-head-attention.js';
 import { readSafetensors } from './safetensors.js';
 import { writeSafetensors } from './safetensors-write.js';
 import { createSeq2SeqClass } from './seq2seq.js';
+import { createTransformerClass } from './transformer.js';
 import { describe } from './arguments.js';
 import { installRelaxedKernels, relaxedSimdSupported } from './relaxed.js';
 import { check } from './heap.js';
@@ -184,6 +185,7 @@ export async function loadAttention(options = {}) {
     KVCache: kvCache.KVCache,
     MultiHeadAttention: createMultiHeadAttentionClass(module, kvCache),
     Seq2SeqAttention: createSeq2SeqClass(module),
+    Transformer: createTransformerClass(module),
     readSafetensors,
     writeSafetensors,
   });

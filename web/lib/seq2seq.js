@@ -1,13 +1,12 @@
 // Seq2SeqAttention: d2l's GRU encoder-decoder with Bahdanau attention (d2l 11.4), trained and
-// run in wasm: forward (teacher forcing), loss and gradients, one clipped Adam step, greedy
-// translation, and (from model.js) the state dict under d2l's module paths and dispose().
-// Token tensors are { data: Int32Array, shape: [B, T] }; srcValidLens an Int32Array [B] (or a
-// tensor of shape [B]). Token ids and lengths are checked by the core.
+// run in wasm: forward (teacher forcing) and greedy translation here; the loss, its gradients
+// and the clipped Adam step from encoder-decoder.js; the state dict under d2l's module paths and
+// dispose() from model.js.
 
-import { readBoolean, readFloat32, readOptions, readPositiveInteger, readSize, readTensor } from './arguments.js';
-import { check, output, withHeap } from './heap.js';
+import { readBoolean, readFloat32, readOptions, readPositiveInteger, readSize } from './arguments.js';
+import { check, output } from './heap.js';
 import { initialisedHandle } from './handle.js';
-import { HANDLE, createModelBase } from './model.js';
+import { HANDLE, createEncoderDecoderBase } from './encoder-decoder.js';
 
 // The core's argument names, as this API spells them.
 const NAMES = {
@@ -33,11 +32,8 @@ function canonicalNames(dict) {
   return view;
 }
 
-const readTokens = (name, value) => readTensor(name, value, { types: ['Int32Array'], expected: [-1, -1] });
-const tokenArg = (pointer, record) => ({ data: pointer, batch: record.shape[0], steps: record.shape[1] });
-
 export function createSeq2SeqClass(module) {
-  return class Seq2SeqAttention extends createModelBase(module) {
+  return class Seq2SeqAttention extends createEncoderDecoderBase(module, NAMES) {
     constructor(config) {
       const c = readOptions('config', config, [
         'srcVocabSize', 'tgtVocabSize', 'embedSize', 'numHiddens', 'numLayers', 'dropout', 'seed', 'attention',
@@ -63,83 +59,21 @@ export function createSeq2SeqClass(module) {
       return super.loadStateDict(canonicalNames(dict));
     }
 
-    // src, srcValidLens and the target tensors of one call, read once.
-    #readBatch(src, srcValidLens, targets) {
-      const s = readTokens('src', src);
-      const lens = readTensor('srcValidLens', srcValidLens, { types: ['Int32Array'], bare: true, expected: [-1] });
-      return { src: s, lens, targets: Object.entries(targets).map(([name, value]) => readTokens(name, value)) };
-    }
-
-    // Runs one core call with the batch's records in the heap: body(handle, scope, args) gets
-    // the src TokenArg, the lengths' address and the targets' TokenArgs.
-    #call(batch, outputs, body) {
-      const handle = this[HANDLE]();
-      return withHeap(module, [batch.src, batch.lens, ...batch.targets, ...outputs], (scope) => {
-        const pointers = outputs.map((out) => scope.alloc(out));
-        const src = tokenArg(scope.put(batch.src), batch.src);
-        const lens = scope.put(batch.lens);
-        const targets = batch.targets.map((record) => tokenArg(scope.put(record), record));
-        return body(handle, scope, { src, lens, targets, pointers });
-      });
-    }
-
     /**
      * Teacher-forced forward: src [B, Ts], srcValidLens [B], tgtInput [B, Tt] ->
      * { logits [B, Tt, tgtVocabSize], attention [B, Tt, Ts] (null without attention) }.
      */
     forward(src, srcValidLens, tgtInput) {
       this[HANDLE]();
-      const batch = this.#readBatch(src, srcValidLens, { tgtInput });
+      const batch = this.readBatch(src, srcValidLens, { tgtInput });
       const [B, Ts] = batch.src.shape;
       const Tt = batch.targets[0].shape[1];
       const logits = output('logits', [B, Tt, this.config.tgtVocabSize]);
       const attention = this.config.attention ? output('attention', [B, Tt, Ts]) : null;
-      return this.#call(batch, [logits, attention].filter(Boolean), (handle, scope, a) => {
+      return this.call(batch, [logits, attention].filter(Boolean), (handle, scope, a) => {
         const [logitsPointer, attentionPointer = 0] = a.pointers;
         check(handle.forward(a.src, a.lens, a.targets[0], logitsPointer, attentionPointer), NAMES);
         return { logits: scope.take(logitsPointer, logits), attention: attention && scope.take(attentionPointer, attention) };
-      });
-    }
-
-    /**
-     * The cross-entropy over the labels tgtOutput [B, Tt] other than `pad` (d2l's Seq2Seq.loss)
-     * and its gradient for every parameter: { loss, gradients: { name: tensor } }. Dropout (if
-     * configured) is on, as in training.
-     */
-    lossAndGradients(src, srcValidLens, tgtInput, tgtOutput, options) {
-      this[HANDLE]();
-      const o = readOptions('options', options, ['pad'], { required: true });
-      const batch = this.#readBatch(src, srcValidLens, { tgtInput, tgtOutput });
-      const pad = readSize('pad', o.pad);
-      const loss = output('loss', [1]);
-      const gradients = this.flatParameters('gradients');
-      return this.#call(batch, [loss, gradients], (handle, scope, a) => {
-        const [lossPointer, gradientsPointer] = a.pointers;
-        check(handle.lossAndGradients(a.src, a.lens, ...a.targets, pad, lossPointer, gradientsPointer), NAMES);
-        return {
-          loss: scope.take(lossPointer, loss).data[0],
-          gradients: this.splitParameters(scope.take(gradientsPointer, gradients).data),
-        };
-      });
-    }
-
-    /**
-     * One training step: the gradients as lossAndGradients gives them, their global norm clipped
-     * to `clip` (0: no clipping) as torch.nn.utils.clip_grad_norm_ does, then one Adam step with
-     * PyTorch's defaults and learning rate `lr` (state kept across steps). Returns the loss
-     * before the step.
-     */
-    trainStep(src, srcValidLens, tgtInput, tgtOutput, options) {
-      this[HANDLE]();
-      const o = readOptions('options', options, ['pad', 'lr', 'clip'], { required: true });
-      const batch = this.#readBatch(src, srcValidLens, { tgtInput, tgtOutput });
-      const pad = readSize('pad', o.pad);
-      const lr = readFloat32('lr', o.lr, 1e-3);
-      const clip = readFloat32('clip', o.clip, 0);
-      const loss = output('loss', [1]);
-      return this.#call(batch, [loss], (handle, scope, a) => {
-        check(handle.trainStep(a.src, a.lens, ...a.targets, pad, lr, clip, a.pointers[0]), NAMES);
-        return scope.take(a.pointers[0], loss).data[0];
       });
     }
 
@@ -151,21 +85,15 @@ export function createSeq2SeqClass(module) {
      */
     translate(src, srcValidLens, options) {
       this[HANDLE]();
-      const o = readOptions('options', options, ['bos', 'eos', 'maxLen'], { required: true });
-      const batch = this.#readBatch(src, srcValidLens, {});
-      const bos = readSize('bos', o.bos);
-      const eos = readSize('eos', o.eos);
-      const maxLen = readPositiveInteger('maxLen', o.maxLen);
-      const [B, Ts] = batch.src.shape;
-      const tokens = output('tokens', [B, maxLen], 'Int32Array');
-      const lengths = output('lengths', [B], 'Int32Array');
-      const attention = this.config.attention ? output('attention', [B, maxLen, Ts]) : null;
-      return this.#call(batch, [tokens, lengths, attention].filter(Boolean), (handle, scope, a) => {
+      const t = this.readTranslation(src, srcValidLens, options);
+      const [B, Ts] = t.batch.src.shape;
+      const attention = this.config.attention ? output('attention', [B, t.maxLen, Ts]) : null;
+      return this.call(t.batch, [t.tokens, t.lengths, attention].filter(Boolean), (handle, scope, a) => {
         const [tokensPointer, lengthsPointer, attentionPointer = 0] = a.pointers;
-        check(handle.translate(a.src, a.lens, bos, eos, maxLen, tokensPointer, lengthsPointer, attentionPointer), NAMES);
+        check(handle.translate(a.src, a.lens, t.bos, t.eos, t.maxLen, tokensPointer, lengthsPointer, attentionPointer), NAMES);
         return {
-          tokens: scope.take(tokensPointer, tokens),
-          lengths: scope.take(lengthsPointer, lengths).data,
+          tokens: scope.take(tokensPointer, t.tokens),
+          lengths: scope.take(lengthsPointer, t.lengths).data,
           attention: attention && scope.take(attentionPointer, attention),
         };
       });
