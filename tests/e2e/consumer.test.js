@@ -1,65 +1,120 @@
-// A Vite app that depends on the packed tarball builds, and runs in headless Chromium under a
-// strict CSP, served cross-origin isolated: the package works through a bundler in a browser,
-// the threaded SIMD build (its worker script emitted as a file) and the scalar one.
+// The package as users get it, through every bundler they may pick: one project depending on the
+// packed tarball (packed and installed once) is bundled by Vite, webpack, Rollup and esbuild
+// (tests/e2e/bundlers/, one file each, all from the one app in tests/e2e/consumer-app/), and
+// each result runs in headless Chromium under a strict CSP, served cross-origin isolated (the
+// threaded SIMD build and its workers) and not (one thread). Numbers are checked against a
+// double-precision reference computed here; the bundlers must print no warning. Every file the
+// package loads is fetched in one of the two runs (the threaded build's .wasm, worker script and
+// glue in the first, the single-thread SIMD build in the second, the scalar build in both).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { build } from 'vite';
 import { serve } from '../../scripts/serve.js';
+import { TIGHT, assertClose, scaledDotProductAttention } from '../js/reference.js';
 import { launchBrowser, watchErrors } from './browser.js';
+import * as esbuild from './bundlers/esbuild.js';
+import * as rollup from './bundlers/rollup.js';
+import * as vite from './bundlers/vite.js';
+import * as webpack from './bundlers/webpack.js';
 
+const BUNDLERS = { vite, webpack, rollup, esbuild };
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const app = join(repo, 'build/vite-consumer');
-let server;
+const project = join(repo, 'build/bundler-consumer');
+const dist = join(project, 'dist');
+const servers = {};
 let browser;
 
+// A user's project: the app, a package.json, and the packed package installed from its tarball.
+function createProject() {
+  rmSync(project, { recursive: true, force: true });
+  mkdirSync(project, { recursive: true });
+  cpSync(join(repo, 'tests/e2e/consumer-app'), project, { recursive: true });
+  const pack = ['pack', '--ignore-scripts', '--silent', '--pack-destination', project];
+  const tarball = execFileSync('npm', pack, { cwd: repo, encoding: 'utf8' }).trim().split('\n').pop();
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', `./${tarball}`], { cwd: project });
+}
+
 before(async () => {
-  rmSync(app, { recursive: true, force: true });
-  mkdirSync(app, { recursive: true });
-  cpSync(join(repo, 'tests/e2e/vite-consumer'), app, { recursive: true });
-  const tarball = execFileSync('npm', ['pack', '--ignore-scripts', '--silent', '--pack-destination', app], { cwd: repo, encoding: 'utf8' }).trim().split('\n').pop();
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', `./${tarball}`], { cwd: app });
-  await build({ root: app, base: './', logLevel: 'warn', build: { outDir: join(app, 'dist'), target: 'es2022' } });
-  server = await serve(join(app, 'dist'));
+  createProject();
+  servers.isolated = await serve(dist);
+  servers.plain = await serve(dist, 0, '127.0.0.1', { isolated: false });
   browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  server?.close();
+  for (const server of Object.values(servers)) server.close();
 });
 
-test('the bundle ships the .wasm files and the threaded build\'s worker script', () => {
-  const assets = readdirSync(join(app, 'dist/assets'));
-  assert.ok(assets.some((f) => /attention-simd-mt.*\.wasm$/.test(f)), `no threaded SIMD wasm in ${assets}`);
-  assert.ok(assets.some((f) => /attention-scalar.*\.wasm$/.test(f)), `no scalar wasm in ${assets}`);
-  assert.ok(assets.some((f) => /attention-simd-mt\.worker.*\.js$/.test(f)), `no worker script in ${assets}`);
-});
-
-test('a Vite-bundled page computes attention with both builds in Chromium', async () => {
+// Opens a bundle's page and returns what the app printed (consumer-app/app.js).
+async function runPage(name, isolated) {
   const page = await browser.newPage();
   const errors = watchErrors(page);
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
-  await page.waitForFunction(() => document.getElementById('result').textContent !== 'loading');
-  const text = await page.textContent('#result');
-  assert.doesNotMatch(text, /^error/, text);
-  const results = JSON.parse(text);
-  // Weights of q = k = I2 are softmax([1, 0] / sqrt 2) per row; computed here in double.
-  const a = 1 / (1 + Math.exp(-1 / Math.SQRT2));
-  const expectedWeights = [a, 1 - a, 1 - a, a];
-  const expectedOutput = [10 * a + 30 * (1 - a), 20 * a + 40 * (1 - a), 10 * (1 - a) + 30 * a, 20 * (1 - a) + 40 * a];
-  assert.deepEqual(Object.keys(results).sort(), ['wasm', 'wasm-simd']);
-  const cores = await page.evaluate(() => navigator.hardwareConcurrency);
-  assert.equal(results['wasm-simd'].threads, Math.min(cores, 8));
-  assert.equal(results.wasm.threads, 1);
-  for (const { output, weights } of Object.values(results)) {
-    weights.forEach((w, i) => assert.ok(Math.abs(w - expectedWeights[i]) < 1e-6, `weights[${i}] ${w} vs ${expectedWeights[i]}`));
-    output.forEach((o, i) => assert.ok(Math.abs(o - expectedOutput[i]) < 1e-4, `output[${i}] ${o} vs ${expectedOutput[i]}`));
+  try {
+    await page.goto(`http://127.0.0.1:${servers[isolated ? 'isolated' : 'plain'].address().port}/${name}/`);
+    await page.waitForFunction(() => document.getElementById('result').textContent !== 'loading');
+    const text = await page.textContent('#result');
+    assert.doesNotMatch(text, /^error/, text);
+    assert.deepEqual(errors, []);
+    return JSON.parse(text);
+  } finally {
+    await page.close();
   }
-  assert.deepEqual(errors, []);
-  await page.close();
-});
+}
+
+// The small call's weights are softmax([1, 0] / sqrt 2) per row (q = k = I2); the large one's
+// output is the reference's, from the inputs the app reports.
+function checkNumbers({ small, large }, inputs, label) {
+  const a = 1 / (1 + Math.exp(-1 / Math.SQRT2));
+  assertClose(small.weights, [a, 1 - a, 1 - a, a], { ...TIGHT, label: `${label} small weights` });
+  const output = [10 * a + 30 * (1 - a), 20 * a + 40 * (1 - a), 10 * (1 - a) + 30 * a, 20 * (1 - a) + 40 * a];
+  assertClose(small.output, output, { atol: 1e-4, rtol: 1e-5, label: `${label} small output` });
+  const tensor = ({ data, shape }) => ({ data: Float32Array.from(data), shape });
+  const want = scaledDotProductAttention(tensor(inputs.q), tensor(inputs.k), tensor(inputs.v), {
+    validLens: Int32Array.from(inputs.validLens),
+  });
+  assertClose(tensor(large), want.output, { ...TIGHT, label: `${label} large output` });
+}
+
+// The default load is the threaded SIMD build on every core up to 8 where the page is isolated,
+// the single-thread one where not; simd: false is the scalar build, which has no threads.
+function checkLoads({ crossOriginIsolated, hardwareConcurrency, inputs, loads }, isolated) {
+  assert.equal(crossOriginIsolated, isolated);
+  const [auto, scalar] = loads;
+  const threads = isolated ? Math.min(hardwareConcurrency, 8) : 1;
+  let reason = isolated ? null : 'not cross-origin isolated';
+  if (isolated && threads === 1) reason = "capped at the hardware's thread count";
+  assert.deepEqual([auto.backend, auto.threads, auto.threadsReason], ['wasm-simd', threads, reason]);
+  assert.deepEqual([scalar.backend, scalar.threads, scalar.threadsReason], ['wasm', 1, 'no SIMD (the threaded build is a SIMD build)']);
+  for (const load of loads) checkNumbers(load, inputs, JSON.stringify(load.options));
+}
+
+for (const [name, bundler] of Object.entries(BUNDLERS)) {
+  describe(name, () => {
+    let bundled;
+    before(async () => {
+      bundled = await bundler.bundle(project, join(dist, name));
+    });
+
+    test('bundles without a warning', () => {
+      assert.deepEqual(bundled.warnings, []);
+    });
+
+    // What the README says of each bundler: it emits the three .wasm builds (and with them the
+    // worker script and glue) on its own, or none, and the copy step supplies them.
+    test(bundler.needsCopy ? 'emits no .wasm file of its own' : 'emits the three .wasm files of its own', () => {
+      const wasm = bundled.files.filter((file) => file.endsWith('.wasm'));
+      assert.equal(wasm.length, bundler.needsCopy ? 0 : 3, `.wasm files: ${wasm.join(', ') || 'none'}`);
+    });
+
+    for (const isolated of [true, false]) {
+      test(`runs in Chromium ${isolated ? 'cross-origin isolated, on threads' : 'not isolated, on one thread'}`, async () => {
+        checkLoads(await runPage(name, isolated), isolated);
+      });
+    }
+  });
+}
