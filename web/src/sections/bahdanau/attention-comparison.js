@@ -11,7 +11,7 @@ import { yieldToMessages } from './yield-to-messages.js';
  * null when cancelled() turned true meanwhile.
  */
 export async function trainWithAndWithout(attn, data, { seed, epochs, onProgress, cancelled }) {
-  const pair = [true, false].map((attention) => new Trainer(attn, data, { seed, attention }));
+  const pair = ['bahdanau', 'plain'].map((kind) => new Trainer(attn, data, { seed, kind }));
   try {
     while (pair[0].epoch < epochs) {
       const t0 = performance.now();

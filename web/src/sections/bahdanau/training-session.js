@@ -12,7 +12,7 @@ import { Stopwatch } from './stopwatch.js';
 import { restartReportSchedule, trainInSlices } from './training-loop.js';
 
 let attn = null;
-let config = { task: 'fra-eng', seed: 0, attention: true, modelBase: '' };
+let config = { task: 'fra-eng', seed: 0, kind: 'bahdanau', modelBase: '' };
 let data = null;
 let trainer = null;
 let state = 'loading';
@@ -37,15 +37,16 @@ function replaceTrainer(next) {
   clock = null;
 }
 
-// The model the page shows when nothing is training: the shipped one, else an untrained one.
+// The model the page shows when nothing is training: the shipped one (Bahdanau's), else an
+// untrained one of the chosen kind.
 async function showShipped() {
   comparison = null;
   data = prepareTask(config.task);
-  const shipped = await loadShippedModel(attn, data, config).catch((error) => {
+  const shipped = config.kind !== 'bahdanau' ? null : await loadShippedModel(attn, data, config).catch((error) => {
     post({ type: 'error', message: `could not load the shipped model: ${error.message}` });
     return null;
   });
-  replaceTrainer(shipped ?? new Trainer(attn, data, { seed: config.seed, attention: config.attention }));
+  replaceTrainer(shipped ?? new Trainer(attn, data, { seed: config.seed, kind: config.kind }));
   setState('idle', { shipped: Boolean(shipped), steps: trainer.steps, epoch: trainer.epoch });
   report();
 }
@@ -77,7 +78,7 @@ export async function init(message) {
 export async function start() {
   if (state === 'loading') return;
   comparison = null;
-  replaceTrainer(new Trainer(attn, data, { seed: config.seed, attention: config.attention }));
+  replaceTrainer(new Trainer(attn, data, { seed: config.seed, kind: config.kind }));
   clock = new Stopwatch();
   clock.start();
   restartReportSchedule();
@@ -108,11 +109,15 @@ export async function reset() {
   await showShipped();
 }
 
-/** A new task reloads; a new seed or attention setting pauses a training run (the next start uses it). */
+/**
+ * A new task or model reloads (the model shown becomes the shipped one, or an untrained one of
+ * the new kind); a new seed pauses a training run (the next start uses it).
+ */
 export async function configure(patch) {
-  const taskChanged = patch.task !== undefined && patch.task !== config.task;
+  const reload = (patch.task !== undefined && patch.task !== config.task)
+    || (patch.kind !== undefined && patch.kind !== config.kind);
   config = { ...config, ...patch };
-  if (taskChanged) {
+  if (reload) {
     setState('loading');
     await showShipped();
   } else if (state === 'running') {
