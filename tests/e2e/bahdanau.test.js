@@ -121,13 +121,17 @@ describe('section 5: Bahdanau attention', () => {
     await page.close();
   });
 
-  test('with vs without attention: BLEU by source length for both', async () => {
-    const { page, errors } = await open('?bd.cmp=1');
+  test('with vs without attention, on long sentences from the default seed: attention leads by 0.2 BLEU from 20 words', async (t) => {
+    const { page, errors } = await open();
     await waitState(page, ['idle']);
     await page.click(`${S} button[name="compare"]`);
-    await page.waitForFunction(() => document.getElementById('bahdanau').dataset.compared === 'true', null, { timeout: 60000 });
+    await page.waitForFunction(() => document.getElementById('bahdanau').dataset.compared === 'true', null, { timeout: 300000 });
     assert.equal(await page.$$eval('[data-plot="bd-compare"] g[aria-label="line"]', (g) => g.length), 2);
     assert.match(await page.textContent(`${S} .compare-status`), /with attention, \d\.\d+ without/);
+    const byLength = JSON.parse(await page.$eval(S, (s) => s.dataset.compareLong));
+    t.diagnostic(`held-out BLEU at 20 words or more: ${byLength.with.toFixed(3)} with attention, ${byLength.without.toFixed(3)} without`);
+    await writeFile(`${SHOTS}bahdanau-compare.json`, `${JSON.stringify(byLength, null, 2)}\n`);
+    assert.ok(byLength.with - byLength.without >= 0.2, `attention leads by ${(byLength.with - byLength.without).toFixed(3)}`);
     await screenshotOf(page.locator('[data-plot="bd-compare"]'), `${SHOTS}desktop-bahdanau-compare.png`);
     assert.deepEqual(errors, []);
     await page.close();

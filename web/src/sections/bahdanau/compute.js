@@ -45,8 +45,23 @@ export function statsLine({ shipped, losses, last, tokensPerSecond }) {
   ].join(' · ');
 }
 
+/** Sources of at least this many words count as long (Bahdanau et al.'s figure). */
+export const LONG_WORDS = 20;
+
+/** Held-out BLEU over the long sources, { with, without }, from the comparison's results. */
+export function longSentenceBleu(results) {
+  const mean = ({ byLength }) => {
+    const long = byLength.filter((b) => b.from >= LONG_WORDS);
+    return long.reduce((sum, b) => sum + b.bleu * b.count, 0) / long.reduce((sum, b) => sum + b.count, 0);
+  };
+  const [withAttention, without] = results;
+  return { with: mean(withAttention), without: mean(without) };
+}
+
 /** The comparison's outcome in one sentence, from the worker's 'compare' report. */
 export function compareLine({ epochs, results: [withAttention, without] }) {
+  const long = longSentenceBleu([withAttention, without]);
   return `After ${epochs} epoch${epochs > 1 ? 's' : ''} each (${withAttention.steps} steps): `
-    + `held-out BLEU ${fmt(withAttention.bleu)} with attention, ${fmt(without.bleu)} without.`;
+    + `held-out BLEU ${fmt(withAttention.bleu)} with attention, ${fmt(without.bleu)} without; `
+    + `from ${LONG_WORDS} words on, ${fmt(long.with)} against ${fmt(long.without)}.`;
 }

@@ -34,5 +34,6 @@ export const COMPARE_TEXT = `
 <h3>With vs without attention</h3>
 <p>Without attention the decoder gets one fixed vector — the encoder's last state — for the
 whole sentence (d2l's plain <code>Seq2SeqDecoder</code>). Bahdanau et al. showed that this
-bottleneck hurts most on long sentences. Train both from the same seed on the same batches and
-compare held-out BLEU by source length.</p>`;
+bottleneck hurts most on long sentences, so the comparison trains on sentences of one to four
+clauses joined by “and” (up to 30 source words) whatever task is chosen above. Train both from
+the same seed on the same batches and compare held-out BLEU by source length.</p>`;
