@@ -42,6 +42,8 @@ export const modelNames = Object.keys(MODELS);
 export const { model: MODEL, training: TRAINING } = MODELS.bahdanau;
 export const EPOCHS = 20;
 export const BLEU_K = 2;
+/** Sources of at least this many words count as long (Bahdanau et al.'s figure). */
+export const LONG_WORDS = 20;
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
@@ -141,7 +143,8 @@ export class Trainer {
 
   /**
    * Held-out BLEU: { bleu (mean sentence BLEU, k = 2), exact (share of exact translations),
-   * byLength: [{ from, to, count, bleu }] by source length in words }.
+   * byLength: [{ from, to, count, bleu }] by source length in words, long: the mean over sources
+   * of LONG_WORDS words or more (NaN without any) }.
    */
   evaluate() {
     const { src, srcValidLens } = this.data.heldOut;
@@ -154,6 +157,7 @@ export class Trainer {
       exact: mean(preds.map((p, i) => (p === this.labels[i] ? 1 : 0))),
       // Buckets of 3 lengths for the long-sentence task, whose 300 held-out pairs spread over 30.
       byLength: bleuByLength(lengths, scores, { width: this.data.numSteps > 16 ? 3 : 1 }),
+      long: mean(scores.filter((_, i) => lengths[i] >= LONG_WORDS)),
     };
   }
 

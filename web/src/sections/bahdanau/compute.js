@@ -3,7 +3,7 @@
 // translations, and the with/without-attention comparison. Plain data in and out; the training
 // itself runs in the worker (web/shared/translation/trainer.js).
 
-import { EPOCHS } from '../../../shared/translation/trainer.js';
+import { EPOCHS, LONG_WORDS } from '../../../shared/translation/trainer.js';
 
 const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 
@@ -45,18 +45,8 @@ export function statsLine({ shipped, losses, last, tokensPerSecond }) {
   ].join(' · ');
 }
 
-/** Sources of at least this many words count as long (Bahdanau et al.'s figure). */
-export const LONG_WORDS = 20;
-
 /** Held-out BLEU over the long sources, { with, without }, from the comparison's results. */
-export function longSentenceBleu(results) {
-  const mean = ({ byLength }) => {
-    const long = byLength.filter((b) => b.from >= LONG_WORDS);
-    return long.reduce((sum, b) => sum + b.bleu * b.count, 0) / long.reduce((sum, b) => sum + b.count, 0);
-  };
-  const [withAttention, without] = results;
-  return { with: mean(withAttention), without: mean(without) };
-}
+export const longSentenceBleu = ([withAttention, without]) => ({ with: withAttention.long, without: without.long });
 
 /** The comparison's outcome in one sentence, from the worker's 'compare' report. */
 export function compareLine({ epochs, results: [withAttention, without] }) {
