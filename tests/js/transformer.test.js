@@ -159,6 +159,10 @@ for (const attn of backends) {
       m.loadStateDict(state);
       assert.deepEqual(m.stateDict(), state);
       assert.deepEqual(m.forward(b.src, b.lens, b.tgtIn), other.forward(b.src, b.lens, b.tgtIn));
+      // Through safetensors both ways, as a d2l state dict saved by PyTorch would come.
+      const roundTrip = new attn.Transformer(config).loadStateDict(attn.readSafetensors(attn.writeSafetensors(state)));
+      assert.deepEqual(roundTrip.stateDict(), state);
+      roundTrip.dispose();
       other.dispose();
       m.dispose();
       assert.throws(() => m.translate(b.src, b.lens, { bos: 1, eos: 2, maxLen: 3 }), { name: 'TypeError', message: 'Transformer: used after dispose()' });
