@@ -19,13 +19,13 @@ import { BOS, EOS, PAD } from './text.js';
 // 10 s). Transformer: d2l 11.7's shape at a width that trains in seconds; see MODEL_CHOICE below.
 export const MODELS = {
   bahdanau: {
-    label: 'Bahdanau (GRU + additive attention)',
+    label: 'Bahdanau (GRU + attention)',
     className: 'Seq2SeqAttention',
     model: { embedSize: 32, numHiddens: 64, numLayers: 1, dropout: 0, attention: true },
     training: { batchSize: 32, lr: 0.01, clip: 1 },
   },
   plain: {
-    label: 'GRU without attention (d2l’s plain decoder)',
+    label: 'GRU, no attention',
     className: 'Seq2SeqAttention',
     model: { embedSize: 32, numHiddens: 64, numLayers: 1, dropout: 0, attention: false },
     training: { batchSize: 32, lr: 0.01, clip: 1 },
