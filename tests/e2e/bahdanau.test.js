@@ -1,16 +1,15 @@
 // Browser tests of section 5, "Bahdanau attention: learning to align" (the page's bahdanau
-// section and its training worker), in headless Chromium against the built site. The
+// section and its training worker), in every engine of browser.js against the built site. The
 // shipped model (web/public/models/, from scripts/train-page-model.js) must translate d2l's
 // examples at once; a fresh run must learn (loss falls, the probe's heatmap changes, held-out
 // BLEU reaches 0.8: the seconds it took are reported and written to
-// build/screenshots/bahdanau.json).
+// build/screenshots/bahdanau.json, Firefox's to firefox-bahdanau.json).
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
-import { DESKTOP, PHONE, SHOTS, screenshotOf, useBuiltSite } from './site.js';
+import { ENGINES } from './browser.js';
+import { PHONE, useBuiltSite } from './site.js';
 
-const site = useBuiltSite({ hash: '#bahdanau' });
-const { open } = site;
 const S = '#bahdanau';
 
 const trainState = (page) => page.$eval(S, (s) => s.dataset.trainState);
@@ -27,7 +26,10 @@ async function translate(page, text) {
   return (await output(page)).replace(/^→ /, '');
 }
 
-describe('section 5: Bahdanau attention', () => {
+for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine})`, () => {
+  const site = useBuiltSite(engine, { hash: '#bahdanau' });
+  const { open } = site;
+
   test('the shipped model translates d2l’s examples at once and flags unknown words', async () => {
     const { page, errors } = await open();
     assert.match(await page.textContent('#bahdanau-title'), /Bahdanau attention: learning to align/);
@@ -50,7 +52,7 @@ describe('section 5: Bahdanau attention', () => {
     assert.match(await page.textContent(`${S} .probe-line`), /she likes the black cats \. <eos> {2}→ {2}elle aime les chats noirs \. <eos>/);
     assert.ok(Number(await page.$eval(S, (s) => s.dataset.bleu)) > 0.9, 'the shipped model scores above 0.9 held out');
     await page.evaluate(() => document.fonts.ready);
-    await screenshotOf(page.locator(S), `${SHOTS}desktop-bahdanau.png`);
+    await page.locator(S).screenshot({ path: site.shot('desktop-bahdanau.png') });
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -73,7 +75,7 @@ describe('section 5: Bahdanau attention', () => {
     const curve = JSON.parse(data.bleuCurve);
     t.diagnostic(`held-out BLEU by training seconds: ${curve.map(([s, b, n]) => `${s} s (step ${n}): ${b}`).join(', ')}`);
     t.diagnostic(`BLEU ${data.bleu} at ${data.bleuSeconds} s of training (${wall.toFixed(1)} s wall clock from the click)`);
-    await writeFile(`${SHOTS}bahdanau.json`, `${JSON.stringify({ reached: Number(data.bleu), seconds: Number(data.bleuSeconds), wallSeconds: wall, curve }, null, 2)}\n`);
+    await writeFile(site.shot('bahdanau.json'), `${JSON.stringify({ reached: Number(data.bleu), seconds: Number(data.bleuSeconds), wallSeconds: wall, curve }, null, 2)}\n`);
     assert.ok(Number(data.bleu) >= 0.8, `held-out BLEU only reached ${data.bleu}`);
     assert.ok(Number(data.loss) < 0.5 * Number(data.firstLoss), `loss ${data.firstLoss} -> ${data.loss}`);
     await page.waitForFunction((html) => document.querySelector('[data-plot="bd-probe"] .plot').innerHTML !== html, early);
@@ -88,7 +90,7 @@ describe('section 5: Bahdanau attention', () => {
       await page.click(`${S} button[name="resume"]`);
       await waitState(page, ['running', 'done']);
     }
-    await screenshotOf(page.locator(S), `${SHOTS}desktop-bahdanau-training.png`);
+    await page.locator(S).screenshot({ path: site.shot('desktop-bahdanau-training.png') });
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -100,7 +102,7 @@ describe('section 5: Bahdanau attention', () => {
     await page.waitForFunction(() => document.getElementById('bahdanau').dataset.compared === 'true', null, { timeout: 60000 });
     assert.equal(await page.$$eval('[data-plot="bd-compare"] g[aria-label="line"]', (g) => g.length), 2);
     assert.match(await page.textContent(`${S} .compare-status`), /with attention, \d\.\d+ without/);
-    await screenshotOf(page.locator('[data-plot="bd-compare"]'), `${SHOTS}desktop-bahdanau-compare.png`);
+    await page.locator('[data-plot="bd-compare"]').screenshot({ path: site.shot('desktop-bahdanau-compare.png') });
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -126,7 +128,7 @@ describe('section 5: Bahdanau attention', () => {
     await page.evaluate(() => document.fonts.ready);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
-    await screenshotOf(page.locator(S), `${SHOTS}phone-bahdanau.png`);
+    await page.locator(S).screenshot({ path: site.shot('phone-bahdanau.png') });
     assert.deepEqual(errors, []);
     await page.close();
   });
