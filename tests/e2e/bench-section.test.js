@@ -19,13 +19,19 @@ const DECODE_SIZES = ['256', '1024', '4096'];
 
 const benchState = (page) => page.$eval('#benchmark', (s) => s.dataset.benchState);
 
-// Clicks Run and waits for the run to end (done or error); returns the final state.
+// Clicks Run and waits for the run to end (done or error); returns the final state. A run that
+// does not end says where it stood.
 async function runBenchmark(page, timeout = 60000) {
   await page.click('#benchmark button[name="run-benchmark"]');
-  await page.waitForFunction(
-    () => ['done', 'error'].includes(document.getElementById('benchmark').dataset.benchState),
-    null, { timeout },
-  );
+  try {
+    await page.waitForFunction(
+      () => ['done', 'error'].includes(document.getElementById('benchmark').dataset.benchState),
+      null, { timeout },
+    );
+  } catch (error) {
+    const progress = await page.textContent('#benchmark .bench-progress-text');
+    throw new Error(`the run did not end in ${timeout} ms; its progress reads "${progress}"`, { cause: error });
+  }
   return benchState(page);
 }
 
