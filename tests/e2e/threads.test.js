@@ -42,6 +42,10 @@ for (const engine of ENGINES) describe(`the page on threads (${engine})`, () => 
     assert.ok(threads > 1, 'this machine has more than one core');
     assert.equal(await page.getAttribute('#threads', 'data-reason'), '');
     assert.equal(await page.textContent('#threads'), `${threads} threads`);
+    // Isolated, the clock is fine (5 µs in Chromium 156, 20 µs in Firefox ESR 153): the page's
+    // usual two decimals stand (see the last test).
+    const clockMs = Number(await page.getAttribute('#qkv', 'data-clock-ms'));
+    assert.ok(clockMs <= 0.02, `clock step ${clockMs} ms`);
 
     const { page: onePage, errors: oneErrors } = await plain.open();
     assert.deepEqual(await plotsOf(page), await plotsOf(onePage));
@@ -61,6 +65,36 @@ for (const engine of ENGINES) describe(`the page on threads (${engine})`, () => 
       assert.ok(await page.$(`[data-plot="${name}"] svg`), `plot ${name} has an svg`);
     }
     assert.equal(await page.$$eval('[data-plot="heads"] figure[data-head]', (f) => f.length), 8);
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  // Without cross-origin isolation both engines coarsen performance.now() (measured: Chromium
+  // 156 to 0.1 ms, Firefox ESR 153 to whole milliseconds, against 5 and 20 µs isolated), so the
+  // page shows its times no finer than its clock (web/shared/clock.js) and the benchmark lengthens
+  // its samples to 100 steps of it where that is longer than its usual 30 ms (Firefox's 100 ms).
+  test('served without them: times shown no finer than the clock, benchmark samples long enough for it', async (t) => {
+    const { page, errors } = await plain.open('?bench.n=16');
+    const clockMs = Number(await page.getAttribute('#qkv', 'data-clock-ms'));
+    t.diagnostic(`${engine}, not isolated: performance.now() steps by ${clockMs} ms`);
+    assert.ok(clockMs >= 0.1, `clock step ${clockMs} ms`);
+    const backed = Math.max(0, -Math.floor(Math.log10(clockMs) + 1e-9));
+    for (const text of await page.$$eval('.timing', (all) => all.map((e) => e.textContent))) {
+      for (const [figure, under, decimals = ''] of text.matchAll(/in (< )?\d+(?:\.(\d+))? ms/g)) {
+        assert.ok(decimals.length <= Math.min(2, backed), `${figure}: more digits than a ${clockMs} ms clock backs`);
+        assert.ok(under || !/^in 0(\.0+)? ms$/.test(figure), `${figure}: a time under one clock step reads as zero`);
+      }
+    }
+    await page.click('#benchmark button[name="run-benchmark"]');
+    await page.waitForFunction(() => ['done', 'error'].includes(document.getElementById('benchmark').dataset.benchState),
+      null, { timeout: 60000 });
+    const status = await page.textContent('#benchmark .bench-status');
+    if (100 * clockMs > 30) {
+      assert.match(status, new RegExp(`clock steps by ${clockMs} ms here, so every sample lasted at least ${100 * clockMs} ms \\(not 30\\)`));
+    } else {
+      assert.doesNotMatch(status, /clock steps by/);
+    }
+    assert.match(status, /Every output agrees with plain JS/);
     assert.deepEqual(errors, []);
     await page.close();
   });
