@@ -1,6 +1,6 @@
 // The native build of our core (g++ -O3 -march=native): cpp/bench/attention_bench.cpp times
-// attention for the same shapes as the wasm runs; cpp/bench/seq2seq_bench.cpp is the Seq2Seq
-// training step's native runner (seq2seq.js).
+// attention for the same shapes as the wasm runs; cpp/bench/model_bench.cpp is the native runner
+// of the training-step sections (seq2seq.js, transformer.js).
 import { execFileSync } from 'node:child_process';
 import { attentionFlops } from './timing.js';
 

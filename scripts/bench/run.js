@@ -15,7 +15,9 @@
 //      time and the peers, weights: true against without, KV-cache decode against one copy of K
 //      and V and against tfjs-wasm, SDPA against the 2x16 GEMM micro-kernel measured in-process;
 //      seq2seq.js: a training step of d2l's encoder-decoder with Bahdanau attention, ours beside
-//      PyTorch CPU with one thread;
+//      PyTorch CPU with one thread; transformer.js: d2l 11.7's Transformer, its training step
+//      beside PyTorch on 1 and 2 threads and against the micro-kernel, cached greedy decoding
+//      against re-running the prefix, and the peak heap of training;
 //   6. threads (threads.js): ours on 1, 2 and every core against onnxruntime-web at the same
 //      thread count, a process per count;
 //   7. one summary line per performance goal.
@@ -23,21 +25,20 @@
 // disagreement (max abs diff > 1e-3) throws. Writes JSON and an SVG chart to build/bench/.
 // --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences.
 
-// Our wrapper does not expose its WebAssembly.Memory: tests/js/wasm-memory.js captures the memory
-// of every instance (the Emscripten glue instantiates through WebAssembly.instantiate), imported
-// first so that it is installed before anything is loaded; loadOurs() pairs each load with its
-// memory.
-import { memories } from '../../tests/js/wasm-memory.js';
+// fresh.js pairs each load of our package with its WebAssembly.Memory (captured by
+// tests/js/wasm-memory.js, which it imports before anything is loaded).
+import { loadFresh as loadOurs } from './fresh.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { loadAttention } from '../../dist/index.js';
 import { plainJsAttention } from '../../web/shared/plain-js-attention.js';
 import { uniforms as random } from '../../web/shared/random.js';
 import { multiHeadAttention } from '../../tests/js/reference.js';
 import { attentionTask, checked, checkRows, expectClose, loadMhaPeers, loadPeers, loadTfjsWasm, MHA_CHECK_N, oneLine, PeerMismatchError } from './peers.js';
 import { nativeResults } from './native.js';
 import { renderChart } from './chart.js';
+import { printTable } from './table.js';
 import { runBackwardSection } from './backward.js';
 import { runSeq2SeqSection } from './seq2seq.js';
+import { runTransformerSection } from './transformer.js';
 import { runMaskedSection } from './masked.js';
 import { runWeightsSection } from './weights.js';
 import { runDecodeSection } from './decode.js';
@@ -59,22 +60,6 @@ const MiB = (bytes) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 // An error in one line, build-machine paths cut ('/mnt/.../onnxruntime/core/...' → 'onnxruntime/core/...').
 const brief = (e) => String(e?.message ?? e).split('\n')[0].replace(/\/\S*?\/(onnxruntime\/)/g, '$1').slice(0, 300);
 const fmt = (x, digits = 1) => (x === undefined ? '—' : x.toFixed(digits));
-
-// A fresh instance of our module and the WebAssembly.Memory it exports.
-async function loadOurs(options) {
-  const before = memories.length;
-  const attn = await loadAttention({ threads: 1, ...options }); // the single-thread sections
-  if (memories.length !== before + 1) throw new Error(`expected one new WebAssembly.Memory from loadAttention, got ${memories.length - before}`);
-  return { attn, memory: memories[before] };
-}
-
-function printTable(title, header, rows) {
-  const w = header.map((h, i) => Math.max(String(h).length, ...rows.map((r) => String(r[i]).length)));
-  console.log(`\n${title}`);
-  const line = (r) => r.map((c, i) => (i === 0 ? String(c).padEnd(w[i]) : String(c).padStart(w[i]))).join('  ');
-  console.log(line(header));
-  for (const r of rows) console.log(line(r));
-}
 
 const { attn: simd, memory: simdMemory } = await loadOurs();
 const { attn: scalar } = await loadOurs({ simd: false });
@@ -245,6 +230,8 @@ for (const [name, microkernel] of Object.entries(peak.microkernels)) {
 
 const seq2seq = await runSeq2SeqSection({ simd, scalar, quick });
 printTable(seq2seq.table.title, seq2seq.table.header, seq2seq.table.rows);
+const transformer = await runTransformerSection({ simd, scalar, quick });
+for (const { title, header, rows } of transformer.tables) printTable(title, header, rows);
 
 // ---- 3. long sequences (last of the timed sections) ---------------------------------------------
 // Last because trying the peers at n = 32768 can leave their wasm instances broken: tfjs-wasm's
@@ -341,7 +328,7 @@ if (long) {
     `peers: ${long.peers.map((p) => `${p.runner} ${p.status}`).join(', ')}`);
 }
 summary.push(...backward.summary, ...masked.summary, ...weights.summary, ...decode.summary, ...peak.summary,
-  ...seq2seq.summary, ...threads.summary);
+  ...seq2seq.summary, ...transformer.summary, ...threads.summary);
 console.log('\nSummary');
 for (const s of summary) console.log(`  ${s}`);
 
@@ -351,7 +338,7 @@ writeFileSync('build/bench/results.json', JSON.stringify({
   mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long,
   backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory },
   masked: masked.results, weights: weights.results, decode: decode.results,
-  peak: { microkernels: peak.microkernels, sdpa: peak.results }, seq2seq: seq2seq.results, threads: threads.results, summary,
+  peak: { microkernels: peak.microkernels, sdpa: peak.results }, seq2seq: seq2seq.results, transformer: transformer.results, threads: threads.results, summary,
 }, null, 2));
 writeFileSync('build/bench/chart.svg', renderChart([
   ...widths.map((d) => ({ title: `attention [1, n, ${d}], GFLOP/s (higher is better)`, results: results.filter((r) => r.d === d) })),

@@ -9,7 +9,8 @@ import { multiHeadAttention, scaledDotProductAttentionBackward } from '../../tes
 import { uniforms as random } from '../../web/shared/random.js';
 import { DECODE } from './decode.js';
 import { attentionTask, checkRows, expectClose, loadMhaPeers, loadPeers, queryRows } from './peers.js';
-import { SIZES, batchOf } from './seq2seq.js';
+import { SIZES } from './seq2seq.js';
+import { batchOf } from './training.js';
 import { measureInTurns } from './timing.js';
 // Captures every instance's memory (exported by the single-thread builds, imported by the
 // threaded one), for the peak heap; imported before anything is loaded.

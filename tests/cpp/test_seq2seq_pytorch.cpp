@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "attn/seq2seq.hpp"
-#include "fixtures.hpp"
+#include "encoder_decoder_fixtures.hpp"
 
 using attn::Index;
 using Catch::Matchers::WithinAbs;
@@ -17,57 +17,20 @@ using fixtures::json;
 
 namespace {
 
-struct Seq2SeqCase {
-  explicit Seq2SeqCase(const fixtures::Case& c)
-      : model(config_of(c.inputs.at("config"))),
-        src(fixtures::data_of<int32_t>(c.inputs.at("src"))),
-        lens(fixtures::data_of<int32_t>(c.inputs.at("srcValidLens"))),
-        tgt_in(fixtures::data_of<int32_t>(c.inputs.at("tgtInput"))),
-        tgt_out(fixtures::data_of<int32_t>(c.inputs.at("tgtOutput"))),
-        batch(fixtures::shape_of(c.inputs.at("src"))[0]),
-        src_steps(fixtures::shape_of(c.inputs.at("src"))[1]),
-        tgt_steps(fixtures::shape_of(c.inputs.at("tgtInput"))[1]) {
-    std::vector<attn::NamedTensor> state;
-    for (const auto& [name, t] : c.inputs.at("stateDict").items()) {
-      state.push_back({name, fixtures::shape_of(t), fixtures::data_of<float>(t)});
-    }
-    model.load_state_dict(state);
-  }
+attn::Seq2SeqConfig config_of(const json& c) {
+  attn::Seq2SeqConfig config;
+  config.src_vocab_size = c.at("srcVocabSize").get<Index>();
+  config.tgt_vocab_size = c.at("tgtVocabSize").get<Index>();
+  config.embed_size = c.at("embedSize").get<Index>();
+  config.num_hiddens = c.at("numHiddens").get<Index>();
+  config.num_layers = c.at("numLayers").get<Index>();
+  config.attention = c.at("attention").get<bool>();
+  return config;
+}
 
-  static attn::Seq2SeqConfig config_of(const json& c) {
-    attn::Seq2SeqConfig config;
-    config.src_vocab_size = c.at("srcVocabSize").get<Index>();
-    config.tgt_vocab_size = c.at("tgtVocabSize").get<Index>();
-    config.embed_size = c.at("embedSize").get<Index>();
-    config.num_hiddens = c.at("numHiddens").get<Index>();
-    config.num_layers = c.at("numLayers").get<Index>();
-    config.attention = c.at("attention").get<bool>();
-    return config;
-  }
-
-  attn::TokenBatch src_batch() const { return {src.data(), batch, src_steps}; }
-  attn::TokenBatch in_batch() const { return {tgt_in.data(), batch, tgt_steps}; }
-  attn::TokenBatch out_batch() const { return {tgt_out.data(), batch, tgt_steps}; }
-
-  attn::Seq2Seq model;
-  std::vector<int32_t> src, lens, tgt_in, tgt_out;
-  Index batch, src_steps, tgt_steps;
+struct Seq2SeqCase : fixtures::EncoderDecoderCase<attn::Seq2Seq> {
+  explicit Seq2SeqCase(const fixtures::Case& c) : EncoderDecoderCase(c, config_of) {}
 };
-
-// The fixtures' rule for a tensor of one element, whose max|want| is |want|.
-void check_scalar(double got, double want, const std::string& what) {
-  INFO(what);
-  CHECK_THAT(got, WithinAbs(want, 2e-4 * std::abs(want)));
-}
-
-void check_named(const std::vector<attn::NamedTensor>& got, const json& want,
-                 const std::string& what) {
-  REQUIRE(got.size() == want.size());
-  for (const auto& t : got) {
-    REQUIRE(want.contains(t.name));
-    fixtures::check(t.data.data(), t.shape, want.at(t.name), want, what + " " + t.name);
-  }
-}
 
 }  // namespace
 
@@ -80,11 +43,7 @@ TEST_CASE("seq2seq forward, loss and gradients match d2l's PyTorch model", "[seq
       if (c.expected.contains("attention")) {
         fixtures::check(out.attention, c.expected.at("attention"), c.expected, "attention");
       }
-      const int32_t pad = c.options.at("pad").get<int32_t>();
-      const auto loss = s.model.loss_and_gradients(s.src_batch(), s.lens, s.in_batch(),
-                                                   s.out_batch(), {pad, true, {}});
-      check_scalar(loss.loss, c.expected.at("loss").get<double>(), "loss");
-      check_named(loss.gradients, c.expected.at("gradients"), "gradient");
+      fixtures::check_loss_and_gradients(s, c);
     }
   }
 }
@@ -94,17 +53,7 @@ TEST_CASE("two clipped Adam steps match torch.optim.Adam after clip_grad_norm_",
   for (const auto& c : fixtures::load("seq2seq/seq2seq.json")) {
     DYNAMIC_SECTION(c.name) {
       Seq2SeqCase s(c);
-      const attn::Seq2SeqTrainOptions options{c.options.at("pad").get<int32_t>(),
-                                              c.options.at("lr").get<float>(),
-                                              c.options.at("clip").get<float>(),
-                                              {}};
-      const auto losses = c.expected.at("trainLosses").get<std::vector<double>>();
-      for (size_t step = 0; step < 2; ++step) {
-        const float loss =
-            s.model.train_step(s.src_batch(), s.lens, s.in_batch(), s.out_batch(), options);
-        check_scalar(loss, losses[step], "loss before step " + std::to_string(step + 1));
-      }
-      check_named(s.model.state_dict(), c.expected.at("afterTwoSteps"), "after two steps");
+      fixtures::check_two_clipped_adam_steps(s, c);
     }
   }
 }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "attn/transformer.hpp"
-#include "fixtures.hpp"
+#include "encoder_decoder_fixtures.hpp"
 
 using attn::Index;
 using Catch::Matchers::Contains;
@@ -30,45 +30,9 @@ attn::TransformerConfig config_of(const json& c) {
   return config;
 }
 
-struct TransformerCase {
-  explicit TransformerCase(const fixtures::Case& c)
-      : model(config_of(c.inputs.at("config"))),
-        src(fixtures::data_of<int32_t>(c.inputs.at("src"))),
-        lens(fixtures::data_of<int32_t>(c.inputs.at("srcValidLens"))),
-        tgt_in(fixtures::data_of<int32_t>(c.inputs.at("tgtInput"))),
-        tgt_out(fixtures::data_of<int32_t>(c.inputs.at("tgtOutput"))),
-        batch(fixtures::shape_of(c.inputs.at("src"))[0]),
-        src_steps(fixtures::shape_of(c.inputs.at("src"))[1]),
-        tgt_steps(fixtures::shape_of(c.inputs.at("tgtInput"))[1]) {
-    std::vector<attn::NamedTensor> state;
-    for (const auto& [name, t] : c.inputs.at("stateDict").items()) {
-      state.push_back({name, fixtures::shape_of(t), fixtures::data_of<float>(t)});
-    }
-    model.load_state_dict(state);
-  }
-
-  attn::TokenBatch src_batch() const { return {src.data(), batch, src_steps}; }
-  attn::TokenBatch in_batch() const { return {tgt_in.data(), batch, tgt_steps}; }
-  attn::TokenBatch out_batch() const { return {tgt_out.data(), batch, tgt_steps}; }
-
-  attn::Transformer model;
-  std::vector<int32_t> src, lens, tgt_in, tgt_out;
-  Index batch, src_steps, tgt_steps;
+struct TransformerCase : fixtures::EncoderDecoderCase<attn::Transformer> {
+  explicit TransformerCase(const fixtures::Case& c) : EncoderDecoderCase(c, config_of) {}
 };
-
-void check_scalar(double got, double want, const std::string& what) {
-  INFO(what);
-  CHECK_THAT(got, WithinAbs(want, 2e-4 * std::abs(want)));
-}
-
-void check_named(const std::vector<attn::NamedTensor>& got, const json& want,
-                 const std::string& what) {
-  REQUIRE(got.size() == want.size());
-  for (const auto& t : got) {
-    REQUIRE(want.contains(t.name));
-    fixtures::check(t.data.data(), t.shape, want.at(t.name), want, what + " " + t.name);
-  }
-}
 
 // Per-block maps [B * heads, Tq, Tk] against the fixture's [B, heads, Tq, Tk].
 void check_maps(const std::vector<attn::Tensor3>& got, const json& want, Index heads,
@@ -96,11 +60,7 @@ TEST_CASE("transformer forward, attention maps, loss and gradients match d2l's P
       check_maps(out.attention.decoder_self, maps.at("decoderSelf"), heads, "decoder self");
       check_maps(out.attention.decoder_cross, maps.at("decoderCross"), heads, "decoder cross");
 
-      const int32_t pad = c.options.at("pad").get<int32_t>();
-      const auto loss = s.model.loss_and_gradients(s.src_batch(), s.lens, s.in_batch(),
-                                                   s.out_batch(), {pad, true, {}});
-      check_scalar(loss.loss, c.expected.at("loss").get<double>(), "loss");
-      check_named(loss.gradients, c.expected.at("gradients"), "gradient");
+      fixtures::check_loss_and_gradients(s, c);
     }
   }
 }
@@ -110,17 +70,7 @@ TEST_CASE("two clipped transformer Adam steps match torch.optim.Adam after clip_
   for (const auto& c : fixtures::load("transformer/transformer.json")) {
     DYNAMIC_SECTION(c.name) {
       TransformerCase s(c);
-      const attn::EncoderDecoderTrainOptions options{c.options.at("pad").get<int32_t>(),
-                                                     c.options.at("lr").get<float>(),
-                                                     c.options.at("clip").get<float>(),
-                                                     {}};
-      const auto losses = c.expected.at("trainLosses").get<std::vector<double>>();
-      for (size_t step = 0; step < 2; ++step) {
-        const float loss =
-            s.model.train_step(s.src_batch(), s.lens, s.in_batch(), s.out_batch(), options);
-        check_scalar(loss, losses[step], "loss before step " + std::to_string(step + 1));
-      }
-      check_named(s.model.state_dict(), c.expected.at("afterTwoSteps"), "after two steps");
+      fixtures::check_two_clipped_adam_steps(s, c);
     }
   }
 }

@@ -171,11 +171,13 @@ for (const engine of ENGINES) describe(`section 6: the benchmark (${engine})`, (
     assert.match(await page.textContent('#benchmark .bench-status'), /in your browser/);
     assert.match(await page.textContent('#benchmark .bench-status'), /The threads row runs the SIMD build on \d+ threads \(your device reports \d+ logical cores\)/);
 
-    // Responsive: frames kept coming during the run, never more than half a second apart
-    // (a run on the main thread would stop them for seconds).
+    // Responsive: frames kept coming during the run, never a second apart (a run on the main
+    // thread would stop them for many seconds). Not tighter: the threads row occupies every core,
+    // so on a 2-core machine the page's frames wait on the OS scheduler (467 ms seen on a quiet
+    // run, 533 ms beside another build).
     t.diagnostic(`run took ${elapsed} ms; ${frames.count} frames (${framesMid} by the slider check), longest gap ${frames.maxGap.toFixed(0)} ms; ${progressUpdates} progress updates`);
     assert.ok(frames.count >= 10, `only ${frames.count} animation frames during a ${elapsed} ms run`);
-    assert.ok(frames.maxGap < 500, `the page froze for ${frames.maxGap.toFixed(0)} ms`);
+    assert.ok(frames.maxGap < 1000, `the page froze for ${frames.maxGap.toFixed(0)} ms`);
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -51,9 +51,3 @@ export function useBuiltSite(engine, { hash = '', isolated = true } = {}) {
   });
   return site;
 }
-
-// An element's screenshot, scrolled into view (puppeteer waits for no animation to settle: the
-// page has none that a screenshot would catch half-way).
-export function screenshotOf(locator, path) {
-  return locator.screenshot({ path });
-}

@@ -83,3 +83,44 @@ export function assertFixtureClose(got, want, caseExpected, label) {
   const scale = peak(want) || casePeak(caseExpected);
   assertClose(got, want, { atol: 2e-4 * scale, rtol: 0, label });
 }
+
+// The encoder-decoder models' fixtures (seq2seq/, transformer/): a case's token batch, its state
+// dict as float32 tensors, and named tensors (gradients, a state dict) against the case's.
+const ints = ({ data, shape }) => ({ data: Int32Array.from(data), shape: [...shape] });
+
+/** A case's model class instance with the case's config and state dict loaded. */
+export function encoderDecoderModel(ModelClass, inputs) {
+  const dict = Object.fromEntries(Object.entries(inputs.stateDict).map(([name, t]) => [name, floatTensor(t)]));
+  return new ModelClass({ ...inputs.config }).loadStateDict(dict);
+}
+
+/** [src, srcValidLens, tgtInput, tgtOutput] of a case. */
+export function encoderDecoderBatch(inputs) {
+  return [ints(inputs.src), Int32Array.from(inputs.srcValidLens.data), ints(inputs.tgtInput), ints(inputs.tgtOutput)];
+}
+
+export function assertNamedClose(got, want, expected, label) {
+  assert.deepEqual(Object.keys(got).sort(), Object.keys(want).sort(), `${label}: names`);
+  for (const [name, tensor] of Object.entries(want)) assertFixtureClose(got[name], tensor, expected, `${label} ${name}`);
+}
+
+/** Greedy tokens against the fixture's, which d2l keeps predicting after eos (ours repeat eos). */
+export function assertGreedyTokens(translation, expected, options) {
+  const steps = options.maxLen, want = expected.translationTokens.data;
+  for (let b = 0; b < translation.lengths.length; b++) {
+    const row = [...want.slice(b * steps, (b + 1) * steps)];
+    const end = row.indexOf(options.eos);
+    const expectedRow = end < 0 ? row : row.map((t, i) => (i > end ? options.eos : t));
+    assert.deepEqual([...translation.tokens.data.slice(b * steps, (b + 1) * steps)], expectedRow, `row ${b}`);
+    assert.equal(translation.lengths[b], end < 0 ? steps : end + 1);
+  }
+}
+
+/** Two clipped Adam steps (trainStep) on the case's batch: the losses before each, the weights after. */
+export function assertTwoAdamSteps(model, batch, { options, expected }) {
+  for (const [step, want] of expected.trainLosses.entries()) {
+    const loss = model.trainStep(...batch, { pad: options.pad, lr: options.lr, clip: options.clip });
+    assert.ok(Math.abs(loss - want) <= 2e-4 * Math.abs(want), `loss before step ${step + 1}: ${loss} vs ${want}`);
+  }
+  assertNamedClose(model.stateDict(), expected.afterTwoSteps, expected, 'after two steps');
+}

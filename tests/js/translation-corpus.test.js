@@ -10,6 +10,8 @@ import { importRepo } from './repo-module.js';
 
 const dir = 'web/shared/translation';
 const { D2L_EXAMPLES, PROBE, generateFraEng } = await importRepo(`${dir}/fra-eng.js`);
+const { generateFraEngLong } = await importRepo(`${dir}/fra-eng-long.js`);
+const { TASKS } = await importRepo(`${dir}/tasks.js`);
 const { splitPairs } = await importRepo(`${dir}/split.js`);
 const { preprocess } = await importRepo(`${dir}/text.js`);
 
@@ -231,6 +233,37 @@ describe('English -> French corpus', () => {
       const fr = tgt.split(' ').slice(-3, -1);
       assert.ok(!/^(rouge|noir|blanc|vert|bleu|gris)/.test(fr[0].replace(/^[ld]'/, '')), `${src} -> ${tgt}: ${adj} ${noun}`);
       assert.match(fr[1], /^(rouge|noir|blanc|vert|bleu|gris)/, `${src} -> ${tgt}`);
+    }
+  });
+});
+
+describe('English -> French long sentences (the with/without-attention figure)', () => {
+  const long = generateFraEngLong({ seed: 0, size: TASKS['fra-eng-long'].size });
+  const clausesOf = (text, joiner) => text.slice(0, -2).split(` ${joiner} `).map((c) => `${c} .`);
+
+  test('the same seed gives the same pairs; sources are distinct', () => {
+    assert.deepEqual(generateFraEngLong({ seed: 0, size: long.length }), long);
+    assert.equal(new Set(long.map((p) => p.src)).size, long.length);
+  });
+
+  test('one to four clauses joined by "and" / "et", each one grammatical on both sides', () => {
+    const counts = [0, 0, 0, 0, 0];
+    const bad = [];
+    for (const { src, tgt } of long) {
+      const en = clausesOf(src, 'and'), fr = clausesOf(tgt, 'et');
+      assert.equal(en.length, fr.length, `${src} -> ${tgt}`);
+      counts[en.length] += 1;
+      for (const [i, clause] of fr.entries()) bad.push(...frenchProblems(clause).map((p) => `${clause}: ${p}`), ...englishProblems(en[i]).map((p) => `${en[i]}: ${p}`));
+    }
+    assert.deepEqual(bad.slice(0, 10), []);
+    for (let n = 1; n <= 4; n++) assert.ok(counts[n] > 0.15 * long.length, `${counts[n]} sentences of ${n} clauses`);
+  });
+
+  test('long enough for the figure, short enough for the task: up to 30 tokens, a fifth of them 20 or more', () => {
+    const lengths = long.map((p) => p.src.split(' ').length);
+    assert.ok(lengths.filter((n) => n >= 20).length > 0.2 * long.length, 'sources of 20 tokens or more');
+    for (const { src, tgt } of long) {
+      for (const text of [src, tgt]) assert.ok(text.split(' ').length + 1 <= TASKS['fra-eng-long'].numSteps, `fits with <eos>: ${text}`);
     }
   });
 });

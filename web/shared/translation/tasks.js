@@ -7,6 +7,7 @@
 import { buildDataset } from './arrays.js';
 import { tokenizeDate, generateDates } from './dates.js';
 import { D2L_EXAMPLES, PROBE, generateFraEng } from './fra-eng.js';
+import { generateFraEngLong } from './fra-eng-long.js';
 import { splitPairs } from './split.js';
 import { preprocess } from './text.js';
 
@@ -27,6 +28,16 @@ export const TASKS = {
     pairs: (size) => generateFraEng({ seed: DATA_SEED, size }),
     keepInTrain: D2L_EXAMPLES.map((p) => p.tgt),
     examples: [...D2L_EXAMPLES.map((p) => p.src), 'the women take a red boat .'],
+  },
+  'fra-eng-long': {
+    label: 'English → French, long sentences',
+    size: 3000,
+    numSteps: 32,
+    probe: 'she likes the black cats and we go to the park .',
+    prepare: preprocess,
+    pairs: (size) => generateFraEngLong({ seed: DATA_SEED, size }),
+    keepInTrain: [],
+    examples: ['the women take a red boat and he is tired and we go to the park .'],
   },
   dates: {
     label: 'dates → ISO 8601',

@@ -8,27 +8,71 @@ import { batches } from './batches.js';
 import { bleuByLength, sentenceBleus } from './bleu.js';
 import { BOS, EOS, PAD } from './text.js';
 
-/** The default model and training settings (the shipped model's). */
-// Chosen by measuring held-out BLEU against seconds of training (see scripts/train-page-model.js):
-// one GRU layer of 64 learns fra-eng faster per second than two (two layers of 32 or 64 were at
-// BLEU ~0.75 after 20 s of steps, one layer of 64 at ~0.95 after 10 s).
-export const MODEL = { embedSize: 32, numHiddens: 64, numLayers: 1, dropout: 0 };
-export const TRAINING = { batchSize: 32, lr: 0.01, clip: 1 };
-/** A training run's length, in passes over the training pairs (the shipped model's too). */
+/**
+ * The section's models, each with its settings: d2l's GRU encoder-decoder with Bahdanau
+ * attention (the shipped model), the same without attention (d2l's plain decoder), and d2l's
+ * Transformer. `model` is the package class's config, `training` the step's.
+ */
+// Bahdanau: chosen by measuring held-out BLEU against seconds of training (see
+// scripts/train-page-model.js): one GRU layer of 64 learns fra-eng faster per second than two
+// (two layers of 32 or 64 were at BLEU ~0.75 after 20 s of steps, one layer of 64 at ~0.95 after
+// 10 s). Transformer: d2l 11.7's shape at a width that trains in seconds; see MODEL_CHOICE below.
+export const MODELS = {
+  bahdanau: {
+    label: 'Bahdanau (GRU + additive attention)',
+    className: 'Seq2SeqAttention',
+    model: { embedSize: 32, numHiddens: 64, numLayers: 1, dropout: 0, attention: true },
+    training: { batchSize: 32, lr: 0.01, clip: 1 },
+  },
+  plain: {
+    label: 'GRU without attention (d2l’s plain decoder)',
+    className: 'Seq2SeqAttention',
+    model: { embedSize: 32, numHiddens: 64, numLayers: 1, dropout: 0, attention: false },
+    training: { batchSize: 32, lr: 0.01, clip: 1 },
+  },
+  transformer: {
+    label: 'Transformer (d2l 11.7)',
+    className: 'Transformer',
+    model: { numHiddens: 32, ffnNumHiddens: 64, numHeads: 4, numBlks: 2, dropout: 0 },
+    training: { batchSize: 32, lr: 0.005, clip: 1 },
+  },
+};
+export const modelNames = Object.keys(MODELS);
+/** The shipped model's settings. */
+export const { model: MODEL, training: TRAINING } = MODELS.bahdanau;
 export const EPOCHS = 20;
 export const BLEU_K = 2;
+/** Sources of at least this many words count as long (Bahdanau et al.'s figure). */
+export const LONG_WORDS = 20;
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
+// [B, heads, T, S] -> [B, T, S], the mean over the heads.
+function meanOverHeads({ data, shape: [B, heads, T, S] }) {
+  const out = new Float32Array(B * T * S);
+  for (let b = 0; b < B; b++) {
+    for (let h = 0; h < heads; h++) {
+      const from = (b * heads + h) * T * S;
+      for (let x = 0; x < T * S; x++) out[b * T * S + x] += data[from + x] / heads;
+    }
+  }
+  return { data: out, shape: [B, T, S] };
+}
+
 export class Trainer {
-  /** attn: a loaded package; data: prepareTask's result. */
-  constructor(attn, data, { seed = 0, attention = true, model = MODEL, training = TRAINING } = {}) {
+  /**
+   * attn: a loaded package; data: prepareTask's result; kind: a key of MODELS. `model` and
+   * `training` override the kind's settings (a shipped model's own).
+   */
+  constructor(attn, data, { seed = 0, kind = 'bahdanau', model, training } = {}) {
+    const spec = MODELS[kind];
+    if (!spec) throw new RangeError(`kind: expected one of ${modelNames.join(', ')}, given ${kind}`);
     this.data = data;
     this.seed = seed;
-    this.attention = attention;
-    this.training = training;
-    this.model = new attn.Seq2SeqAttention({
-      srcVocabSize: data.srcVocab.length, tgtVocabSize: data.tgtVocab.length, ...model, seed, attention,
+    this.kind = kind;
+    this.training = training ?? spec.training;
+    this.model = new attn[spec.className]({
+      srcVocabSize: data.srcVocab.length, tgtVocabSize: data.tgtVocab.length, ...(model ?? spec.model), seed,
     });
     this.ids = { pad: data.tgtVocab.get(PAD), bos: data.tgtVocab.get(BOS), eos: data.tgtVocab.get(EOS) };
     this.steps = 0;
@@ -36,6 +80,11 @@ export class Trainer {
     this.rows = 0; // training rows seen in this epoch
     this.batchIterator = null;
     this.labels = data.heldOutPairs.map((p) => p.tgt);
+  }
+
+  /** Whether the model attends over the source (the plain decoder does not). */
+  get attention() {
+    return this.kind !== 'plain';
   }
 
   dispose() {
@@ -78,18 +127,24 @@ export class Trainer {
     return { loss, tokens };
   }
 
-  /** Greedy translation of source arrays: { tokens: string[][], lengths, attention }. */
+  /**
+   * Greedy translation of source arrays: { tokens: string[][], lengths, attention [B, maxLen, Ts]
+   * or null, heads [B, heads, maxLen, Ts] or null }. A Transformer's attention is its last
+   * block's cross-attention, averaged over the heads (which `heads` keeps apart).
+   */
   #translate(src, srcValidLens) {
     const maxLen = this.data.numSteps + 2;
     const out = this.model.translate(src, srcValidLens, { bos: this.ids.bos, eos: this.ids.eos, maxLen });
     const [B] = out.tokens.shape;
     const tokens = Array.from({ length: B }, (_, i) => decodeTokens(out.tokens.data.subarray(i * maxLen, (i + 1) * maxLen), this.data.tgtVocab));
-    return { tokens, lengths: out.lengths, attention: out.attention, maxLen };
+    const heads = out.attention?.decoderCross?.at(-1) ?? null;
+    return { tokens, lengths: out.lengths, attention: heads ? meanOverHeads(heads) : out.attention, heads, maxLen };
   }
 
   /**
    * Held-out BLEU: { bleu (mean sentence BLEU, k = 2), exact (share of exact translations),
-   * byLength: [{ from, to, count, bleu }] by source length in words }.
+   * byLength: [{ from, to, count, bleu }] by source length in words, long: the mean over sources
+   * of LONG_WORDS words or more (NaN without any) }.
    */
   evaluate() {
     const { src, srcValidLens } = this.data.heldOut;
@@ -100,7 +155,9 @@ export class Trainer {
     return {
       bleu: mean(scores),
       exact: mean(preds.map((p, i) => (p === this.labels[i] ? 1 : 0))),
-      byLength: bleuByLength(lengths, scores),
+      // Buckets of 3 lengths for the long-sentence task, whose 300 held-out pairs spread over 30.
+      byLength: bleuByLength(lengths, scores, { width: this.data.numSteps > 16 ? 3 : 1 }),
+      long: mean(scores.filter((_, i) => lengths[i] >= LONG_WORDS)),
     };
   }
 
@@ -108,28 +165,32 @@ export class Trainer {
    * Greedy translations of sentences as a visitor types them (`prepare` turns the text into the
    * corpus's spelling): [{ source: tokens incl. '<eos>', unknown: Set of source positions read
    * as '<unk>', output: tokens incl. '<eos>' when produced, attention: Float32Array
-   * [output.length × source.length] or null }].
+   * [output.length × source.length] or null, heads: a Transformer's per-head weights, one such
+   * Float32Array per head of its last block, or null }].
    */
   translateText(texts, prepare) {
     const prepared = texts.map(prepare);
     const encoded = encodeSources(prepared, this.data.srcVocab, this.data.numSteps);
-    const { tokens, lengths, attention, maxLen } = this.#translate(encoded.src, encoded.srcValidLens);
+    const { tokens, lengths, attention, heads, maxLen } = this.#translate(encoded.src, encoded.srcValidLens);
     const Ts = this.data.numSteps;
     return texts.map((_, i) => {
       const source = encoded.tokens[i].slice(0, Ts);
       const cols = encoded.srcValidLens[i];
       const rows = lengths[i];
       const output = tokens[i].length < rows ? [...tokens[i], EOS] : tokens[i];
-      let weights = null;
-      if (attention) {
-        weights = new Float32Array(rows * cols);
-        for (let r = 0; r < rows; r++) {
-          const at = (i * maxLen + r) * Ts;
-          weights.set(attention.data.subarray(at, at + cols), r * cols);
-        }
-      }
+      // Matrix m of a [.., maxLen, Ts] batch, cut to the sentence's rows and columns.
+      const cut = (data, m) => {
+        const weights = new Float32Array(rows * cols);
+        for (let r = 0; r < rows; r++) weights.set(data.subarray((m * maxLen + r) * Ts, (m * maxLen + r) * Ts + cols), r * cols);
+        return weights;
+      };
+      const headCount = heads?.shape[1] ?? 0;
       const unknown = new Set(encoded.unknown.filter((u) => u.row === i).map((u) => u.position));
-      return { source: source.slice(0, cols), unknown, output: output.slice(0, rows), attention: weights };
+      return {
+        source: source.slice(0, cols), unknown, output: output.slice(0, rows),
+        attention: attention ? cut(attention.data, i) : null,
+        heads: heads ? Array.from({ length: headCount }, (_, h) => cut(heads.data, i * headCount + h)) : null,
+      };
     });
   }
 }

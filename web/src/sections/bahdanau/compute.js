@@ -3,7 +3,7 @@
 // translations, and the with/without-attention comparison. Plain data in and out; the training
 // itself runs in the worker (web/shared/translation/trainer.js).
 
-import { EPOCHS } from '../../../shared/translation/trainer.js';
+import { EPOCHS, LONG_WORDS } from '../../../shared/translation/trainer.js';
 
 const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 
@@ -45,8 +45,13 @@ export function statsLine({ shipped, losses, last, tokensPerSecond }) {
   ].join(' · ');
 }
 
+/** Held-out BLEU over the long sources, { with, without }, from the comparison's results. */
+export const longSentenceBleu = ([withAttention, without]) => ({ with: withAttention.long, without: without.long });
+
 /** The comparison's outcome in one sentence, from the worker's 'compare' report. */
 export function compareLine({ epochs, results: [withAttention, without] }) {
+  const long = longSentenceBleu([withAttention, without]);
   return `After ${epochs} epoch${epochs > 1 ? 's' : ''} each (${withAttention.steps} steps): `
-    + `held-out BLEU ${fmt(withAttention.bleu)} with attention, ${fmt(without.bleu)} without.`;
+    + `held-out BLEU ${fmt(withAttention.bleu)} with attention, ${fmt(without.bleu)} without; `
+    + `from ${LONG_WORDS} words on, ${fmt(long.with)} against ${fmt(long.without)}.`;
 }

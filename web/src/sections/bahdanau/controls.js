@@ -1,10 +1,10 @@
-// The section's controls: the training bar (task, seed, attention, start/pause/reset, progress)
+// The section's controls: the training bar (task, model, seed, start/pause/reset, progress)
 // and the comparison bar, with their URL state; what the buttons allow follows the worker's
 // state (showTrainState).
 
-import { button, checkbox, controlBar, progressBar, select, slider } from '../../ui/controls.js';
+import { button, controlBar, progressBar, select, slider } from '../../ui/controls.js';
 import { TASKS, taskNames } from '../../../shared/translation/tasks.js';
-import { EPOCHS } from '../../../shared/translation/trainer.js';
+import { EPOCHS, MODELS, modelNames } from '../../../shared/translation/trainer.js';
 
 /**
  * The training bar. send(message) posts to the worker; onTask(task) runs after a task change is
@@ -28,11 +28,12 @@ export function trainingBar({ id, values, section, send, onTask, trainState }) {
       send({ type: 'config', seed: v });
     },
   });
-  const attention = checkbox({
-    name: 'attention', label: 'attention (off: d2l’s plain decoder)', checked: values.attention,
+  const model = select({
+    name: 'model', label: 'model', value: values.model,
+    options: modelNames.map((name) => [name, MODELS[name].label]),
     onChange: (v) => {
-      section.set({ attention: v });
-      send({ type: 'config', attention: v });
+      section.set({ model: v });
+      send({ type: 'config', kind: v });
     },
   });
   const start = button({ name: 'start', label: 'Train from scratch', onClick: () => send({ type: 'start' }) });
@@ -41,14 +42,15 @@ export function trainingBar({ id, values, section, send, onTask, trainState }) {
     name: 'pause', label: 'Pause',
     onClick: () => send({ type: trainState() === 'running' ? 'pause' : 'resume' }),
   });
-  const reset = button({ name: 'reset', label: 'Reset to the shipped model', onClick: () => send({ type: 'reset' }) });
+  const reset = button({ name: 'reset', label: 'Reset', onClick: () => send({ type: 'reset' }) });
+  reset.element.title = 'Back to the shipped model (Bahdanau), or to untrained weights (the others)';
   const buttons = document.createElement('div');
   buttons.className = 'control control-buttons';
   buttons.append(start.element, pause.element, reset.element);
 
   const { element: progressBox, text: progressText, bar: progress } = progressBar({ id: `${id}-progress-text`, max: EPOCHS });
   return {
-    element: controlBar(task, seed, attention, buttons, progressBox),
+    element: controlBar(task, model, seed, buttons, progressBox),
     progress,
     progressText,
     buttons: { start: start.element, pause: pause.element, reset: reset.element },

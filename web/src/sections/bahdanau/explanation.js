@@ -1,7 +1,9 @@
 // Section 5's explanation, HTML with TeX (typeset by ui/math.js): Bahdanau attention and how
 // the page trains it, then the comparison with a decoder without attention.
 
-import { EPOCHS, MODEL, TRAINING } from '../../../shared/translation/trainer.js';
+import { EPOCHS, MODEL, MODELS, TRAINING } from '../../../shared/translation/trainer.js';
+
+const TF = MODELS.transformer.model;
 
 export const TEXT = `
 <p>Bahdanau, Cho and Bengio's encoder–decoder reads the source with a GRU, and at every output
@@ -19,11 +21,19 @@ ${MODEL.numHiddens} units, embeddings of ${MODEL.embedSize}, Adam (learning rate
 gradients clipped to norm ${TRAINING.clip}), batches of ${TRAINING.batchSize} pairs, ${EPOCHS}
 passes over about 1,800 generated pairs. Held-out BLEU is d2l's ($k = 2$) on pairs the model
 never trains on. A model trained the same way ships with the page, so it translates at once;
-“Train from scratch” forgets it and learns again from random weights.</p>`;
+“Train from scratch” forgets it and learns again from random weights.</p>
+<p>The <em>model</em> menu swaps the GRU for <strong>d2l's Transformer</strong> (section 11.7):
+${TF.numBlks} encoder and ${TF.numBlks} decoder blocks of width ${TF.numHiddens}, each attention
+layer with ${TF.numHeads} heads, no recurrence at all — positions enter as sinusoidal encodings,
+and every output word attends over the whole source in every block. It has no shipped model:
+train it and watch its heads (below the translation) each settle on their own alignment; the
+heatmap of the translation is their mean. Greedy translation keeps each decoder block's keys and
+values in a cache, so every new word costs one query's attention.</p>`;
 
 export const COMPARE_TEXT = `
 <h3>With vs without attention</h3>
 <p>Without attention the decoder gets one fixed vector — the encoder's last state — for the
 whole sentence (d2l's plain <code>Seq2SeqDecoder</code>). Bahdanau et al. showed that this
-bottleneck hurts most on long sentences. Train both from the same seed on the same batches and
-compare held-out BLEU by source length.</p>`;
+bottleneck hurts most on long sentences, so the comparison trains on sentences of one to four
+clauses joined by “and” (up to 30 source words) whatever task is chosen above. Train both from
+the same seed on the same batches and compare held-out BLEU by source length.</p>`;

@@ -11,6 +11,7 @@ import { card } from '../../ui/plot.js';
 import { plotGrid, scaffold } from '../../ui/section.js';
 import { urlState } from '../../ui/url-state.js';
 import { TASKS } from '../../../shared/translation/tasks.js';
+import { MODELS } from '../../../shared/translation/trainer.js';
 import { freshView } from './compute.js';
 import { compareBar, showTrainState, trainingBar } from './controls.js';
 import { COMPARE_TEXT, TEXT } from './explanation.js';
@@ -24,10 +25,11 @@ const paragraph = (className) => {
 };
 
 export function mountBahdanau(root) {
-  const state = urlState('bd', { task: 'fra-eng', seed: 0, attention: true, cmp: 5 }, root.id);
+  const state = urlState('bd', { task: 'fra-eng', model: 'bahdanau', seed: 0, cmp: 5 }, root.id);
   const section = scaffold(root, { number: 5, title: 'Bahdanau attention: learning to align', state });
   const { values } = state;
   if (!TASKS[values.task]) values.task = 'fra-eng';
+  if (!MODELS[values.model]) values.model = 'bahdanau';
   root.dataset.trainState = 'loading';
   const current = { view: freshView(), translationId: 0 };
 
@@ -53,6 +55,7 @@ export function mountBahdanau(root) {
     onInput: () => requestTranslation(),
   });
   const translateCard = card('Its alignment', { name: 'bd-translate' });
+  const headsCard = card('The Transformer’s heads (last block’s attention over the source)', { name: 'bd-heads', wide: true });
   const translation = document.createElement('div');
   translation.className = 'translation';
   translation.setAttribute('aria-live', 'polite');
@@ -76,6 +79,7 @@ export function mountBahdanau(root) {
     controlBar(sentence),
     translation,
     plotGrid(translateCard),
+    plotGrid(headsCard),
     prose(COMPARE_TEXT),
     comparison.element,
     compareText,
@@ -89,7 +93,7 @@ export function mountBahdanau(root) {
     root.dataset.trainState = 'error';
   });
   worker.addEventListener('message', ({ data }) => onMessage(data));
-  send({ type: 'init', task: values.task, seed: values.seed, attention: values.attention, modelBase: new URL('models/', document.baseURI).href });
+  send({ type: 'init', task: values.task, seed: values.seed, kind: values.model, modelBase: new URL('models/', document.baseURI).href });
 
   function requestTranslation() {
     current.translationId += 1;
@@ -114,7 +118,7 @@ export function mountBahdanau(root) {
   }
 
   const parts = sectionParts(current, root.dataset, {
-    training, stats, lossCard, bleuCard, probeCard, probeLine, translation, translateCard, compareText, compareCard,
+    training, stats, lossCard, bleuCard, probeCard, probeLine, translation, translateCard, headsCard, compareText, compareCard,
   });
   const schedule = (name) => section.meter.schedule(() => null, parts[name], name);
 

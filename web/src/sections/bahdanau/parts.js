@@ -5,12 +5,12 @@
 import { widthOf } from '../../ui/plot.js';
 import { EPOCHS } from '../../../shared/translation/trainer.js';
 import { compareLine, progressLine, statsLine } from './compute.js';
-import { alignmentPlot, bleuPlot, lengthPlot, lossPlot, translationLines } from './plots.js';
+import { alignmentPlot, bleuPlot, headsPlot, lengthPlot, lossPlot, translationLines } from './plots.js';
 import { bumpCount } from './worker-messages.js';
 
 /** name -> draw(), reading current.view and dataset.trainState, drawing into `elements`. */
 export function sectionParts(current, dataset, elements) {
-  const { training, stats, lossCard, bleuCard, probeCard, probeLine, translation, translateCard, compareText, compareCard } = elements;
+  const { training, stats, lossCard, bleuCard, probeCard, probeLine, translation, translateCard, headsCard, compareText, compareCard } = elements;
   return {
     stats: () => {
       training.progress.value = Math.min(EPOCHS, current.view.last?.epoch ?? 0);
@@ -33,6 +33,7 @@ export function sectionParts(current, dataset, elements) {
       translation.replaceChildren(...translationLines(result));
       bumpCount(dataset, 'translations');
       translateCard.body.replaceChildren(alignmentPlot(result, widthOf(translateCard.body, { max: 560 })));
+      headsCard.body.replaceChildren(headsPlot(result, widthOf(headsCard.body, { max: 900 })));
     },
     compare: () => {
       const { compare } = current.view;

@@ -73,6 +73,32 @@ export function alignmentPlot(result, width) {
   return plot;
 }
 
+/**
+ * A Transformer's heads side by side: each head's attention over the source in the last
+ * decoder block (the heatmap above is their mean). Other models have one attention.
+ */
+export function headsPlot(result, width) {
+  if (!result.heads) return note('This model has no heads: choose the Transformer to see them form.');
+  const { source, output } = result;
+  const count = result.heads.length;
+  const cell = Math.max(8, Math.min(20, Math.floor((width / count - 40) / source.length)));
+  const box = document.createElement('div');
+  box.className = 'heads';
+  box.append(...result.heads.map((values, h) => {
+    const figure = document.createElement('figure');
+    const caption = document.createElement('figcaption');
+    caption.textContent = `head ${h + 1}`;
+    const plot = heatmap({
+      values, rows: output.length, cols: source.length, cell, rowLabel: (i) => output[i], colLabel: (j) => source[j],
+      x: { axis: null }, y: { axis: null }, margins: { left: 4, bottom: 4, top: 4, right: 4 }, raster: false,
+    });
+    plot.setAttribute('aria-label', `head ${h + 1}: attention of ${output.length} output tokens over ${source.length} source tokens`);
+    figure.append(caption, plot);
+    return figure;
+  }));
+  return box;
+}
+
 /** The source tokens as chips; words the vocabulary lacks are marked, not dropped. */
 export function sourceChips(result) {
   const box = document.createElement('div');

@@ -22,7 +22,7 @@ export async function loadShippedModel(attn, data, { task, modelBase }) {
   if (!sameTokens(meta.srcVocab, data.srcVocab.toJSON()) || !sameTokens(meta.tgtVocab, data.tgtVocab.toJSON())) {
     throw new Error(`the shipped model for ${task} was trained on other vocabularies: rerun scripts/train-page-model.js`);
   }
-  const shipped = new Trainer(attn, data, { seed: meta.seed, attention: true, model: meta.model, training: meta.training });
+  const shipped = new Trainer(attn, data, { seed: meta.seed, kind: 'bahdanau', model: meta.model, training: meta.training });
   shipped.model.loadStateDict(readSafetensors(weights));
   shipped.steps = meta.steps;
   shipped.epoch = meta.epochs;

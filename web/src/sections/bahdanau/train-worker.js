@@ -3,10 +3,10 @@
 // does is in training-session.js, which trains in slices (training-loop.js) so pause,
 // translate and reset requests are answered within one slice.
 //
-// page → worker: { type: 'init', task, seed, attention, modelBase }  load + shipped model
+// page → worker: { type: 'init', task, seed, kind, modelBase }  load + shipped model
 //                { type: 'start' }   train from scratch (fresh weights from the seed)
 //                { type: 'pause' } | { type: 'resume' } | { type: 'reset' } (back to the shipped model)
-//                { type: 'config', task?, seed?, attention? }  stops training; task reloads
+//                { type: 'config', task?, seed?, kind? }  stops training; task or kind reloads
 //                { type: 'translate', id, texts }
 //                { type: 'compare', epochs }  trains with and without attention, side by side
 // worker → page: { type: 'state', state, run, task, shipped?, epochs? }

@@ -6,19 +6,20 @@
 import { loadAttention } from 'attention-wasm';
 import { prepareTask, taskSpec } from '../../../shared/translation/tasks.js';
 import { EPOCHS as TRAIN_EPOCHS, Trainer } from '../../../shared/translation/trainer.js';
-import { trainWithAndWithout } from './attention-comparison.js';
+import { COMPARE_TASK, trainWithAndWithout } from './attention-comparison.js';
 import { loadShippedModel } from './shipped-model.js';
 import { Stopwatch } from './stopwatch.js';
 import { restartReportSchedule, trainInSlices } from './training-loop.js';
 
 let attn = null;
-let config = { task: 'fra-eng', seed: 0, attention: true, modelBase: '' };
+let config = { task: 'fra-eng', seed: 0, kind: 'bahdanau', modelBase: '' };
 let data = null;
 let trainer = null;
 let state = 'loading';
 let run = 0; // bumped whenever the model is replaced, so the page can drop stale messages
 let clock = null; // a Stopwatch of the current model's training time
 let comparison = null; // the running comparison's token, null when none runs
+let longData = null; // the long-sentence task the comparison trains on, prepared once
 
 const post = (message) => postMessage({ run, ...message });
 
@@ -37,15 +38,16 @@ function replaceTrainer(next) {
   clock = null;
 }
 
-// The model the page shows when nothing is training: the shipped one, else an untrained one.
+// The model the page shows when nothing is training: the shipped one (Bahdanau's), else an
+// untrained one of the chosen kind.
 async function showShipped() {
   comparison = null;
   data = prepareTask(config.task);
-  const shipped = await loadShippedModel(attn, data, config).catch((error) => {
+  const shipped = config.kind !== 'bahdanau' ? null : await loadShippedModel(attn, data, config).catch((error) => {
     post({ type: 'error', message: `could not load the shipped model: ${error.message}` });
     return null;
   });
-  replaceTrainer(shipped ?? new Trainer(attn, data, { seed: config.seed, attention: config.attention }));
+  replaceTrainer(shipped ?? new Trainer(attn, data, { seed: config.seed, kind: config.kind }));
   setState('idle', { shipped: Boolean(shipped), steps: trainer.steps, epoch: trainer.epoch });
   report();
 }
@@ -77,7 +79,7 @@ export async function init(message) {
 export async function start() {
   if (state === 'loading') return;
   comparison = null;
-  replaceTrainer(new Trainer(attn, data, { seed: config.seed, attention: config.attention }));
+  replaceTrainer(new Trainer(attn, data, { seed: config.seed, kind: config.kind }));
   clock = new Stopwatch();
   clock.start();
   restartReportSchedule();
@@ -108,11 +110,15 @@ export async function reset() {
   await showShipped();
 }
 
-/** A new task reloads; a new seed or attention setting pauses a training run (the next start uses it). */
+/**
+ * A new task or model reloads (the model shown becomes the shipped one, or an untrained one of
+ * the new kind); a new seed pauses a training run (the next start uses it).
+ */
 export async function configure(patch) {
-  const taskChanged = patch.task !== undefined && patch.task !== config.task;
+  const reload = (patch.task !== undefined && patch.task !== config.task)
+    || (patch.kind !== undefined && patch.kind !== config.kind);
   config = { ...config, ...patch };
-  if (taskChanged) {
+  if (reload) {
     setState('loading');
     await showShipped();
   } else if (state === 'running') {
@@ -125,7 +131,11 @@ export function translate(id, texts) {
   post({ type: 'translation', id, results: trainer.translateText(texts, taskSpec(config.task).prepare) });
 }
 
-/** Trains fresh models with and without attention side by side and reports their BLEU by length. */
+/**
+ * Trains fresh models with and without attention side by side and reports their BLEU by length.
+ * They train on the long-sentence task whatever task is on show: the fixed-vector bottleneck the
+ * comparison is about only shows on sentences longer than the short corpus's.
+ */
 export async function compareAttention(epochs) {
   if (state === 'loading' || comparison) return;
   if (state === 'running') clock.stop();
@@ -133,7 +143,8 @@ export async function compareAttention(epochs) {
   comparison = token;
   const myRun = run;
   setState('comparing');
-  const results = await trainWithAndWithout(attn, data, {
+  longData ??= prepareTask(COMPARE_TASK);
+  const results = await trainWithAndWithout(attn, longData, {
     seed: config.seed,
     epochs,
     onProgress: (epoch) => post({ type: 'compare-progress', epoch, epochs }),

@@ -3,7 +3,7 @@
 // on the section element's dataset for the browser tests. Returns the parts of the section to
 // redraw; the caller does what touches the controls.
 
-import { addEval, addProgress, freshView, startsNewRun } from './compute.js';
+import { addEval, addProgress, freshView, longSentenceBleu, startsNewRun } from './compute.js';
 
 // The current model's figures, dropped when another model's reports begin.
 const RUN_DATA = ['firstLoss', 'loss', 'bleu', 'bleuSeconds', 'bleuCurve'];
@@ -47,6 +47,7 @@ export function foldWorkerMessage(current, m, dataset) {
   } else if (m.type === 'compare') {
     view.compare = m;
     dataset.compared = 'true';
+    dataset.compareLong = JSON.stringify(longSentenceBleu(m.results));
     return ['compare'];
   }
   return [];
