@@ -126,8 +126,15 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     await page.close();
   });
 
-  test('with vs without attention, on long sentences from the default seed: attention leads by 0.2 BLEU from 20 words', async (t) => {
-    const { page, errors } = await open();
+  // The comparison's BLEU is the wasm's arithmetic, which came out the same in both engines (0.901
+  // with attention and 0.339 without, in each): Chromium checks the lead on the full five epochs;
+  // another engine trains one epoch each (15 s in Firefox against the full run's 44 s), which
+  // checks that the comparison trains and draws there.
+  const full = engine === 'chromium';
+  test(full
+    ? 'with vs without attention, on long sentences from the default seed: attention leads by 0.2 BLEU from 20 words'
+    : 'with vs without attention, one epoch each: both trained and drawn', async (t) => {
+    const { page, errors } = await open(full ? '' : '?bd.cmp=1');
     await waitState(page, ['idle']);
     await page.click(`${S} button[name="compare"]`);
     await page.waitForFunction(() => document.getElementById('bahdanau').dataset.compared === 'true', null, { timeout: 300000 });
@@ -136,7 +143,7 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     const byLength = JSON.parse(await page.$eval(S, (s) => s.dataset.compareLong));
     t.diagnostic(`held-out BLEU at 20 words or more: ${byLength.with.toFixed(3)} with attention, ${byLength.without.toFixed(3)} without`);
     await writeFile(site.shot('bahdanau-compare.json'), `${JSON.stringify(byLength, null, 2)}\n`);
-    assert.ok(byLength.with - byLength.without >= 0.2, `attention leads by ${(byLength.with - byLength.without).toFixed(3)}`);
+    if (full) assert.ok(byLength.with - byLength.without >= 0.2, `attention leads by ${(byLength.with - byLength.without).toFixed(3)}`);
     await page.locator('[data-plot="bd-compare"]').screenshot({ path: site.shot('desktop-bahdanau-compare.png') });
     assert.deepEqual(errors, []);
     await page.close();
