@@ -8,10 +8,11 @@ cd "$(dirname "$0")/.."
 # tests that read the committed PyTorch fixtures; clang and its runtime libraries (libFuzzer,
 # ASan, UBSan) for the sanitizer and fuzz runs; emscripten for the wasm build, and clang-16 with
 # lld-16 for its relaxed-SIMD module (cmake/relaxed.cmake: emscripten's LLVM 14 cannot emit
-# relaxed SIMD); chromium for the browser tests. (PyTorch itself is needed only to regenerate the
+# relaxed SIMD); chromium and firefox-esr for the browser tests, which drive both through
+# puppeteer-core (tests/e2e/browser.js). (PyTorch itself is needed only to regenerate the
 # fixtures: see scripts/fixtures.)
 packages=(cmake g++ make libeigen3-dev catch2 nlohmann-json3-dev clang libclang-rt-14-dev emscripten
-  clang-16 lld-16 chromium)
+  clang-16 lld-16 chromium firefox-esr)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
@@ -22,7 +23,7 @@ if ((${#missing[@]})); then
   sudo_cmd=()
   if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
   "${sudo_cmd[@]}" apt-get update -qq
-  # With recommends, as the packages were tested (chromium brings its fonts that way).
+  # With recommends, as the packages were tested (the browsers bring their fonts that way).
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
     "${missing[@]}" >/dev/null
 fi

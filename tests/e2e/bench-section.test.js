@@ -1,31 +1,37 @@
 // Browser tests of section 6, the in-browser benchmark (the page's benchmark section and its
-// worker), in headless Chromium against the built site in build/site/.
+// worker), in every engine of browser.js against the built site in build/site/.
 // Most runs use ?bench.n=64,128 (two small sizes) for speed; the screenshots run the default
-// configuration, and the desktop one writes what it measured to build/screenshots/bench.json.
+// configuration, and the desktop one writes what it measured to build/screenshots/bench.json
+// (Firefox's to firefox-bench.json).
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
-import { DESKTOP, PHONE, SHOTS, screenshotOf, useBuiltSite } from './site.js';
+import { ENGINES } from './browser.js';
+import { DESKTOP, PHONE, useBuiltSite } from './site.js';
 
 const SMALL = 'bench.n=64,128';
-// Chromium validates relaxed SIMD: the SIMD row has fused multiply-add, and a row without it.
+// Chromium 156 and Firefox ESR 153 both validate relaxed SIMD by default: the SIMD row has fused
+// multiply-add, and a row without it.
 // The site is served cross-origin isolated on a machine with more than one core: a threads row.
 const RUNNERS = ['simd', 'simd128', 'threads', 'scalar', 'js', 'causal', 'quarter'];
 const RATIOS = ['threads/simd', 'simd/simd128', 'simd/scalar', 'simd/js', 'causal/simd', 'quarter/simd'];
 const DECODE_SIZES = ['256', '1024', '4096'];
 
-const site = useBuiltSite({ hash: '#benchmark' });
-const { open } = site;
-
 const benchState = (page) => page.$eval('#benchmark', (s) => s.dataset.benchState);
 
-// Clicks Run and waits for the run to end (done or error); returns the final state.
+// Clicks Run and waits for the run to end (done or error); returns the final state. A run that
+// does not end says where it stood.
 async function runBenchmark(page, timeout = 60000) {
   await page.click('#benchmark button[name="run-benchmark"]');
-  await page.waitForFunction(
-    () => ['done', 'error'].includes(document.getElementById('benchmark').dataset.benchState),
-    null, { timeout },
-  );
+  try {
+    await page.waitForFunction(
+      () => ['done', 'error'].includes(document.getElementById('benchmark').dataset.benchState),
+      null, { timeout },
+    );
+  } catch (error) {
+    const progress = await page.textContent('#benchmark .bench-progress-text');
+    throw new Error(`the run did not end in ${timeout} ms; its progress reads "${progress}"`, { cause: error });
+  }
   return benchState(page);
 }
 
@@ -65,7 +71,10 @@ function assertDecode({ rows, maxDiffs }) {
   for (const diff of maxDiffs) assert.ok(diff < 1e-4, `decode output differs from plain JS by ${diff}`);
 }
 
-describe('section 6: the benchmark', () => {
+for (const engine of ENGINES) describe(`section 6: the benchmark (${engine})`, () => {
+  const site = useBuiltSite(engine, { hash: '#benchmark' });
+  const { open } = site;
+
   test('renders its explanation and controls, and keeps d in the URL', async () => {
     const { page, errors } = await open('?bench.d=32');
     assert.match(await page.textContent('#benchmark-title'), /Benchmark: attention in your browser/);
@@ -147,6 +156,8 @@ describe('section 6: the benchmark', () => {
     assert.equal(diffs.length, 14);
     for (const diff of diffs) assert.ok(diff < 1e-4, `outputs differ by ${diff}`);
     assert.match(await page.textContent('#benchmark .bench-status'), /Every output agrees with plain JS in double precision/);
+    // The page is isolated, so the clock is fine and the samples keep their usual 30 ms (threads.test.js).
+    assert.doesNotMatch(await page.textContent('#benchmark .bench-status'), /clock steps by/);
     const progressUpdates = await page.$eval('#benchmark', (s) => Number(s.dataset.progressUpdates));
     assert.ok(progressUpdates >= 1, `progress updated ${progressUpdates} times`);
     assert.equal(await page.$eval('#benchmark progress', (p) => p.value === p.max), true);
@@ -190,9 +201,9 @@ describe('section 6: the benchmark', () => {
     assertDecode(decode);
     t.diagnostic(`decode ms: ${JSON.stringify(decode.rows.attend)}; copy ms: ${JSON.stringify(decode.rows.copy)}`);
     t.diagnostic(`default run took ${(elapsed / 1000).toFixed(1)} s`);
-    await writeFile(`${SHOTS}bench.json`, `${JSON.stringify({ d: 64, elapsedMs: elapsed, gflops, ratios, decode }, null, 2)}\n`);
+    await writeFile(site.shot('bench.json'), `${JSON.stringify({ d: 64, elapsedMs: elapsed, gflops, ratios, decode }, null, 2)}\n`);
     await page.evaluate(() => document.fonts.ready);
-    await screenshotOf(page.locator('#benchmark'), `${SHOTS}desktop-benchmark-run.png`);
+    await page.locator('#benchmark').screenshot({ path: site.shot('desktop-benchmark-run.png') });
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -205,7 +216,7 @@ describe('section 6: the benchmark', () => {
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
     const [tableWidth, boxWidth] = await page.$eval('#benchmark .table-scroll', (d) => [d.scrollWidth, d.clientWidth]);
     assert.ok(tableWidth <= boxWidth, `the table (${tableWidth}px) fits its ${boxWidth}px box without scrolling`);
-    await screenshotOf(page.locator('#benchmark'), `${SHOTS}phone-benchmark-run.png`);
+    await page.locator('#benchmark').screenshot({ path: site.shot('phone-benchmark-run.png') });
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -1,14 +1,17 @@
-// Headless Debian Chromium for the browser tests, driven by playwright-core (which downloads no
-// browser of its own). The flags keep Chromium from reaching for the network, which this
-// machine closes, at start-up.
-import { chromium } from 'playwright-core';
+// The browsers the e2e tests run in, both Debian's and both driven by puppeteer-core (which
+// downloads no browser of its own): Chromium over the DevTools Protocol and Firefox ESR over
+// WebDriver BiDi. One driver for both engines, so that a test that fails in one engine and not
+// in the other fails for the engine's sake, not a driver's. Every test file runs its tests once
+// per engine in ENGINES; E2E_ENGINES=firefox (a comma-separated list) runs fewer.
+import puppeteer from 'puppeteer-core';
+import { TestPage } from './page-driver.js';
 
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-export function launchBrowser() {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
+const LAUNCH = {
+  chromium: {
+    browser: 'chrome',
+    protocol: 'cdp',
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    // These keep Chromium from reaching for the network, which this machine closes, at start-up.
     args: [
       '--no-sandbox',
       '--disable-gpu',
@@ -18,7 +21,37 @@ export function launchBrowser() {
       '--disable-component-update',
       '--disable-sync',
     ],
-  });
+  },
+  firefox: {
+    browser: 'firefox',
+    protocol: 'webDriverBiDi',
+    executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
+  },
+};
+
+export const ENGINES = (process.env.E2E_ENGINES ?? 'chromium,firefox').split(',').map((name) => {
+  if (!LAUNCH[name]) throw new Error(`E2E_ENGINES: no engine ${name} (known: ${Object.keys(LAUNCH)})`);
+  return name;
+});
+
+// Playwright's default viewport, which the tests were written against.
+const DEFAULT_VIEWPORT = { width: 1280, height: 720 };
+
+// A headless browser of `engine` whose newPage({ viewport }) opens a TestPage in a fresh browser
+// context (its own storage and cache, as Playwright's newPage gave each page); closing the page
+// closes its context.
+export async function launchBrowser(engine) {
+  const browser = await puppeteer.launch({ ...LAUNCH[engine], headless: true });
+  return {
+    engine,
+    async newPage({ viewport = DEFAULT_VIEWPORT } = {}) {
+      const context = await browser.createBrowserContext();
+      const page = await context.newPage();
+      await page.setViewport(viewport);
+      return new TestPage(page, () => context.close());
+    },
+    close: () => browser.close(),
+  };
 }
 
 // Collects console errors and uncaught page errors, so a test can assert there were none.

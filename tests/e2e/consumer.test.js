@@ -1,11 +1,12 @@
 // The package as users get it, through every bundler they may pick: one project depending on the
 // packed tarball (packed and installed once) is bundled by Vite, webpack, Rollup and esbuild
 // (tests/e2e/bundlers/, one file each, all from the one app in tests/e2e/consumer-app/), and
-// each result runs in headless Chromium under a strict CSP, served cross-origin isolated (the
-// threaded SIMD build and its workers) and not (one thread). Numbers are checked against a
-// double-precision reference computed here; the bundlers must print no warning. Every file the
-// package loads is fetched in one of the two runs (the threaded build's .wasm, worker script and
-// glue in the first, the single-thread SIMD build in the second, the scalar build in both).
+// each result (bundled once) runs in every engine of browser.js (headless Chromium and Firefox)
+// under a strict CSP, served cross-origin isolated (the threaded SIMD build and its workers) and
+// not (one thread). Numbers are checked against a double-precision reference computed here; the
+// bundlers must print no warning. Every file the package loads is fetched in one of the two runs
+// (the threaded build's .wasm, worker script and glue in the first, the single-thread SIMD build
+// in the second, the scalar build in both).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { serve } from '../../scripts/serve.js';
 import { TIGHT, assertClose, scaledDotProductAttention } from '../js/reference.js';
-import { launchBrowser, watchErrors } from './browser.js';
+import { ENGINES, launchBrowser, watchErrors } from './browser.js';
 import * as esbuild from './bundlers/esbuild.js';
 import * as rollup from './bundlers/rollup.js';
 import * as vite from './bundlers/vite.js';
@@ -25,7 +26,7 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const project = join(repo, 'build/bundler-consumer');
 const dist = join(project, 'dist');
 const servers = {};
-let browser;
+const browsers = {};
 
 // A user's project: the app, a package.json, and the packed package installed from its tarball.
 function createProject() {
@@ -42,17 +43,17 @@ before(async () => {
   createProject();
   servers.isolated = await serve(dist);
   servers.plain = await serve(dist, 0, '127.0.0.1', { isolated: false });
-  browser = await launchBrowser();
+  for (const engine of ENGINES) browsers[engine] = await launchBrowser(engine);
 });
 
 after(async () => {
-  await browser?.close();
+  for (const browser of Object.values(browsers)) await browser.close();
   for (const server of Object.values(servers)) server.close();
 });
 
-// Opens a bundle's page and returns what the app printed (consumer-app/app.js).
-async function runPage(name, isolated) {
-  const page = await browser.newPage();
+// Opens a bundle's page in `engine` and returns what the app printed (consumer-app/app.js).
+async function runPage(engine, name, isolated) {
+  const page = await browsers[engine].newPage();
   const errors = watchErrors(page);
   try {
     await page.goto(`http://127.0.0.1:${servers[isolated ? 'isolated' : 'plain'].address().port}/${name}/`);
@@ -111,10 +112,12 @@ for (const [name, bundler] of Object.entries(BUNDLERS)) {
       assert.equal(wasm.length, bundler.needsCopy ? 0 : 3, `.wasm files: ${wasm.join(', ') || 'none'}`);
     });
 
-    for (const isolated of [true, false]) {
-      test(`runs in Chromium ${isolated ? 'cross-origin isolated, on threads' : 'not isolated, on one thread'}`, async () => {
-        checkLoads(await runPage(name, isolated), isolated);
-      });
+    for (const engine of ENGINES) {
+      for (const isolated of [true, false]) {
+        test(`runs in ${engine} ${isolated ? 'cross-origin isolated, on threads' : 'not isolated, on one thread'}`, async () => {
+          checkLoads(await runPage(engine, name, isolated), isolated);
+        });
+      }
     }
   });
 }

@@ -1,20 +1,18 @@
-// End-to-end tests of the page in headless Chromium. They build nothing: scripts/build.sh must
-// have left the static site in build/site/. Screenshots (desktop and phone) and the measured
-// per-update compute times go to build/screenshots/ for review.
+// End-to-end tests of the page, in every engine of browser.js (headless Chromium and Firefox).
+// They build nothing: scripts/build.sh must have left the static site in build/site/.
+// Screenshots (desktop and phone) and the measured per-update compute times go to
+// build/screenshots/ for review, Firefox's beside Chromium's (site.js, shotPath).
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { serve } from '../../scripts/serve.js';
-import { watchErrors } from './browser.js';
-import { DESKTOP, PHONE, SHOTS, SITE, screenshotOf, useBuiltSite } from './site.js';
+import { ENGINES, watchErrors } from './browser.js';
+import { DESKTOP, PHONE, SITE, useBuiltSite } from './site.js';
 
 const SECTIONS = ['qkv', 'kernel-regression', 'scoring', 'multi-head', 'benchmark'];
 const BUDGET_MS = 16;
-
-const site = useBuiltSite();
-const { open } = site;
 
 // The number of updates a section has run (data-updates), to wait for the next one.
 const updates = (page, id) => page.$eval(`#${id}`, (s) => Number(s.dataset.updates ?? 0));
@@ -22,21 +20,43 @@ const nextUpdate = (page, id, after) =>
   page.waitForFunction(([sid, n]) => Number(document.getElementById(sid).dataset.updates) > n, [id, after]);
 const plotHtml = (page, name) => page.$eval(`[data-plot="${name}"] .plot`, (p) => p.innerHTML);
 
-// Presses a key on a slider and waits for the section to redraw.
+// The built site copied into `folder` of a temporary root, with `extra` files ({ name: text })
+// beside its index.html, and served cross-origin isolated; returns { url, close }.
+async function serveCopy(folder, extra = {}) {
+  const root = await mkdtemp(join(tmpdir(), 'attention-site-'));
+  const copy = join(root, folder);
+  await cp(SITE, copy, { recursive: true });
+  for (const [name, text] of Object.entries(extra)) await writeFile(join(copy, name), text);
+  const server = await serve(root, 0);
+  return {
+    url: `http://127.0.0.1:${server.address().port}/${folder ? `${folder}/` : ''}`,
+    async close() {
+      server.close();
+      await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+// Presses a key on a slider and waits for the section to redraw. The slider keeps the focus
+// between presses, so they go to the keyboard (finding the element again for each press costs
+// Firefox's WebDriver BiDi a round trip of ~0.1 s).
 async function press(page, section, inputName, key, times = 1) {
-  const input = page.locator(`#${section} input[name="${inputName}"]`);
-  await input.focus();
+  await page.focus(`#${section} input[name="${inputName}"]`);
   for (let i = 0; i < times; i++) {
     const n = await updates(page, section);
-    await input.press(key);
+    await page.keyboard.press(key);
     await nextUpdate(page, section, n);
   }
 }
 
-describe('the page', () => {
+for (const engine of ENGINES) describe(`the page (${engine})`, () => {
+  const site = useBuiltSite(engine);
+  const { open } = site;
+
   test('loads with no console errors and names its backend', async () => {
     const { page, errors } = await open();
-    // Chromium validates relaxed SIMD by default: the SIMD build with its relaxed loops.
+    // Chromium 156 and Firefox ESR 153 both validate relaxed SIMD by default: the SIMD build with
+    // its relaxed loops.
     assert.equal(await page.textContent('#backend'), 'wasm-simd + relaxed');
     assert.equal(await page.getAttribute('#backend', 'data-backend'), 'wasm-simd');
     assert.equal(await page.getAttribute('#backend', 'data-relaxed-simd'), 'true');
@@ -131,34 +151,37 @@ describe('the page', () => {
   });
 
   test('ships a strict CSP that blocks eval and inline scripts', async () => {
-    const page = await site.browser.newPage();
-    // Code that DevTools evaluates is exempt from CSP, so the probes run as page scripts: one
+    // Code that the driver evaluates is exempt from CSP, so the probes run as page scripts: one
     // served from the page's origin (allowed by 'self') that tries eval and new Function, and
     // one inline script (not allowed at all).
-    await page.route('**/csp-probe.js', (route) => route.fulfill({
-      contentType: 'text/javascript',
-      body: `const tryIt = (f) => { try { f(); return 'ran'; } catch (error) { return error.name; } };
+    const copy = await serveCopy('', {
+      'csp-probe.js': `const tryIt = (f) => { try { f(); return 'ran'; } catch (error) { return error.name; } };
         window.__csp = { eval: tryIt(() => eval('1 + 1')), Function: tryIt(() => new Function('return 1')()) };`,
-    }));
-    await page.goto(site.base);
-    await page.waitForSelector('body[data-ready="true"]');
-    const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
-    assert.ok(csp, 'CSP meta tag present');
-    assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
-    assert.doesNotMatch(csp, /'unsafe-eval'/);
-    assert.doesNotMatch(csp, /script-src[^;]*'unsafe-inline'/);
-    const outcome = await page.evaluate(() => new Promise((done) => {
-      const inline = document.createElement('script');
-      inline.textContent = 'window.__inline = true';
-      document.head.append(inline);
-      const probe = document.createElement('script');
-      probe.src = './csp-probe.js';
-      probe.onload = () => done({ ...window.__csp, inline: window.__inline ?? false });
-      probe.onerror = () => done('probe failed to load');
-      document.head.append(probe);
-    }));
-    assert.deepEqual(outcome, { eval: 'EvalError', Function: 'EvalError', inline: false });
-    await page.close();
+    });
+    const page = await site.browser.newPage();
+    try {
+      await page.goto(copy.url);
+      await page.waitForSelector('body[data-ready="true"]');
+      const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+      assert.ok(csp, 'CSP meta tag present');
+      assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
+      assert.doesNotMatch(csp, /'unsafe-eval'/);
+      assert.doesNotMatch(csp, /script-src[^;]*'unsafe-inline'/);
+      const outcome = await page.evaluate(() => new Promise((done) => {
+        const inline = document.createElement('script');
+        inline.textContent = 'window.__inline = true';
+        document.head.append(inline);
+        const probe = document.createElement('script');
+        probe.src = './csp-probe.js';
+        probe.onload = () => done({ ...window.__csp, inline: window.__inline ?? false });
+        probe.onerror = () => done('probe failed to load');
+        document.head.append(probe);
+      }));
+      assert.deepEqual(outcome, { eval: 'EvalError', Function: 'EvalError', inline: false });
+    } finally {
+      await page.close();
+      await copy.close();
+    }
   });
 
   test('URL state round-trips', async () => {
@@ -220,26 +243,23 @@ describe('the page', () => {
       const verdict = f.computeMaxMs < BUDGET_MS ? 'within' : 'OVER';
       t.diagnostic(`${name}: compute median ${f.computeMedianMs} ms, max ${f.computeMaxMs} ms (${verdict} the ${BUDGET_MS} ms budget); draw median ${f.drawMedianMs} ms`);
     }
-    await writeFile(`${SHOTS}timings.json`, `${JSON.stringify(figures, null, 2)}\n`);
+    await writeFile(site.shot('timings.json'), `${JSON.stringify(figures, null, 2)}\n`);
     await page.close();
   });
 
   test('the built site works from any folder (relative paths)', async () => {
-    const root = await mkdtemp(join(tmpdir(), 'attention-site-'));
-    await cp(SITE, join(root, 'some', 'folder'), { recursive: true });
-    const nested = await serve(root, 0);
+    const copy = await serveCopy('some/folder');
     const page = await site.browser.newPage();
     const errors = watchErrors(page);
     try {
-      await page.goto(`http://127.0.0.1:${nested.address().port}/some/folder/?qkv.q=2`);
+      await page.goto(`${copy.url}?qkv.q=2`);
       await page.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
       assert.match(await page.textContent('#backend'), /^wasm/);
       assert.equal(await page.inputValue('#qkv input[name="query"]'), '2');
       assert.deepEqual(errors, []);
     } finally {
       await page.close();
-      nested.close();
-      await rm(root, { recursive: true, force: true });
+      await copy.close();
     }
   });
 
@@ -249,9 +269,9 @@ describe('the page', () => {
       await page.evaluate(() => document.fonts.ready);
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
-      await page.screenshot({ path: `${SHOTS}page-${name}.png`, fullPage: true });
+      await page.screenshot({ path: site.shot(`page-${name}.png`), fullPage: true });
       for (const id of SECTIONS) {
-        await screenshotOf(page.locator(`#${id}`), `${SHOTS}${name}-${id}.png`);
+        await page.locator(`#${id}`).screenshot({ path: site.shot(`${name}-${id}.png`) });
       }
       assert.deepEqual(errors, []);
       await page.close();

@@ -1,5 +1,6 @@
-// The built page (build/site/) served on a free loopback port and opened in headless Chromium,
-// shared by the page's browser tests. They build nothing: scripts/build.sh must have run.
+// The built page (build/site/) served on a free loopback port and opened in a headless browser,
+// shared by the page's browser tests, which run once per engine (browser.js). They build
+// nothing: scripts/build.sh must have run.
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { after, before } from 'node:test';
@@ -12,14 +13,21 @@ export const SHOTS = fileURLToPath(new URL('../../build/screenshots/', import.me
 export const DESKTOP = { width: 1280, height: 900 };
 export const PHONE = { width: 390, height: 844 };
 
-// Registers the suite's before/after hooks; returns { base, browser, open(query, viewport) },
-// where open() waits until the page says it is ready and collects its console errors. The page is
+// Where a file the tests write for review goes: Chromium's under its plain name, as before there
+// were two engines, and another engine's beside it under the engine's name (firefox-desktop-qkv.png).
+export const shotPath = (engine, name) => `${SHOTS}${engine === 'chromium' ? '' : `${engine}-`}${name}`;
+
+// Registers the suite's before/after hooks (call it inside the engine's describe); returns
+// { engine, base, browser, open(query, viewport), shot(name) }, where open() waits until the page
+// says it is ready and collects its console errors, and shot(name) is shotPath's. The page is
 // served cross-origin isolated, as `npm start` serves it (threads), unless isolated is false.
-export function useBuiltSite({ hash = '', isolated = true } = {}) {
+export function useBuiltSite(engine, { hash = '', isolated = true } = {}) {
   let server;
   const site = {
+    engine,
     base: '',
     browser: undefined,
+    shot: (name) => shotPath(engine, name),
     async open(query = '', viewport = DESKTOP) {
       const page = await site.browser.newPage({ viewport });
       const errors = watchErrors(page);
@@ -34,7 +42,7 @@ export function useBuiltSite({ hash = '', isolated = true } = {}) {
     }
     server = await serve(SITE, 0, '127.0.0.1', { isolated });
     site.base = `http://127.0.0.1:${server.address().port}/`;
-    site.browser = await launchBrowser();
+    site.browser = await launchBrowser(engine);
     await mkdir(SHOTS, { recursive: true });
   });
   after(async () => {
@@ -42,17 +50,4 @@ export function useBuiltSite({ hash = '', isolated = true } = {}) {
     server?.close();
   });
   return site;
-}
-
-// An element's screenshot. Playwright first waits for the element to hold still over two
-// animation frames; once, in a full run, that wait outlasted its 30 s on a page whose run had
-// finished (the benchmark's desktop screenshot; not reproduced in eight later runs). One retry,
-// so that a stalled frame does not fail a test whose assertions have all passed.
-export async function screenshotOf(locator, path) {
-  try {
-    await locator.screenshot({ path, timeout: 20000 });
-  } catch (error) {
-    if (error?.name !== 'TimeoutError') throw error;
-    await locator.screenshot({ path, timeout: 20000 });
-  }
 }

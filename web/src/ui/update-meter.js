@@ -1,11 +1,21 @@
 // Times each update of a section with performance.now(): "compute" is the package calls and
-// the data they need, "draw" is building the plots. The figures are shown in the section and
-// kept on the section element as data attributes (data-compute-ms, data-compute-max-ms,
-// data-draw-ms, data-updates) so the browser tests can read them.
+// the data they need, "draw" is building the plots. The figures are shown in the section, no
+// finer than the clock measures (shared/clock.js: a page that is not cross-origin isolated
+// gets whole milliseconds in Firefox), and kept unrounded on the section element as data
+// attributes (data-compute-ms, data-compute-max-ms, data-draw-ms, data-updates, and the
+// clock's step in data-clock-ms) so the browser tests can read them.
+import { clockResolutionMs, formatMs } from '../../shared/clock.js';
 
-const fmt = (ms) => (ms < 10 ? ms.toFixed(2) : ms.toFixed(1));
+let clockMs; // measured once, by the first section's meter
 
 export function updateMeter(section, readout) {
+  clockMs ??= clockResolutionMs();
+  section.dataset.clockMs = String(clockMs);
+  // Say why the figures are coarse where they are (the fine clocks show what they always did).
+  if (clockMs >= 0.1) {
+    readout.title = `This browser's clock steps by ${clockMs} ms here${globalThis.crossOriginIsolated ? '' : ' (the page is not cross-origin isolated)'}: times are shown to that step.`;
+  }
+  const fmt = (ms) => formatMs(ms, clockMs);
   let updates = 0;
   let computeMax = 0;
   let frame = 0;

@@ -6,7 +6,9 @@
 // responsive because all timing happens here; progress and results come back as messages.
 //
 // page → worker: { type: 'run', id, sizes: number[], d, jsMaxN, decodeSizes: number[], samples, sampleMs }
-// worker → page: { type: 'ready', id, backends: { simd, relaxedSimd, scalar } }
+// worker → page: { type: 'ready', id, backends: { simd, relaxedSimd, scalar, threads, threadsReason, cores,
+//                  clockMs, sampleMs } } (sampleMs: each sample's least length, the page's or
+//                  longer on a coarse clock)
 //                { type: 'progress', id, step, total, n, sample, samples, decode? }
 //                  (step: index of n, then of the decode sizes after the attention sizes)
 //                { type: 'result', id, runner, n, d, ms, gflops, reps, maxDiff }
@@ -21,16 +23,23 @@ import { normals } from '../../../shared/random.js';
 import { measureDecode } from './decode.js';
 import { plainJsAttention } from '../../../shared/plain-js-attention.js';
 import { attentionFlops, measureInTurns } from '../../../shared/timing.js';
+import { clockResolutionMs } from '../../../shared/clock.js';
+
+// Every sample lasts at least this many steps of the clock, so that a coarse clock (1 ms in
+// Firefox where the page is not cross-origin isolated) rounds a sample by 1% at most.
+const CLOCK_STEPS_PER_SAMPLE = 100;
 
 let loaded = null;
 
 // simd128 only where the default load took the relaxed loops: elsewhere it would be the same build.
 // Every runner is single-threaded but `threads`: the SIMD build on every core it may use, where
-// the page is cross-origin isolated (it says why not otherwise).
+// the page is cross-origin isolated (it says why not otherwise). The threaded build loads
+// first, alone: in Firefox ESR 153, loading it in this worker at the same time as the two
+// single-thread builds stalled 6 times in 30 (its pool's worker never reported loaded), and
+// first, 0 in 30 (a page loading the three in a worker, headless, on the development machine).
 async function loadAll() {
-  const [simd, scalar, threaded] = await Promise.all([
-    loadAttention({ threads: 1 }), loadAttention({ simd: false }), loadAttention({ threads: 'auto' }),
-  ]);
+  const threaded = await loadAttention({ threads: 'auto' });
+  const [simd, scalar] = await Promise.all([loadAttention({ threads: 1 }), loadAttention({ simd: false })]);
   const simd128 = simd.relaxedSimd ? await loadAttention({ relaxedSimd: false, threads: 1 }) : null;
   return { simd, simd128, scalar, threaded };
 }
@@ -81,14 +90,17 @@ function referenceDiff(out, t, visible) {
   return max;
 }
 
-async function run({ id, sizes, d, jsMaxN, decodeSizes = [], samples, sampleMs }) {
+async function run({ id, sizes, d, jsMaxN, decodeSizes = [], samples, sampleMs: requestedMs }) {
   const t0 = performance.now();
+  const clockMs = clockResolutionMs();
+  const sampleMs = Math.max(requestedMs, CLOCK_STEPS_PER_SAMPLE * clockMs);
   const modules = await load();
   postMessage({
     type: 'ready', id,
     backends: {
       simd: modules.simd.backend, relaxedSimd: modules.simd.relaxedSimd, scalar: modules.scalar.backend,
       threads: modules.threaded.threads, threadsReason: modules.threaded.threadsReason, cores: navigator.hardwareConcurrency,
+      clockMs, sampleMs,
     },
   });
   const all = runners(modules);
