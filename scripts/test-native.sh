@@ -5,32 +5,38 @@
 # thread pool's tests under ThreadSanitizer. Then the README's C++ examples, the CMake package test and a bounded fuzz run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for variant in simd scalar; do
-  dir=build/native; simd=ON
-  if [ "$variant" = scalar ]; then dir=build/native-scalar; simd=OFF; fi
-  echo "-- native tests, $variant kernels"
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DATTN_SIMD="$simd" >/dev/null
+stage_mark=--
+source scripts/stage.sh
+
+# build_and_test DIR CMAKE_ARGS...: configures DIR, builds it and runs its suite.
+build_and_test() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" "$@" >/dev/null
   cmake --build "$dir" -j2
   ctest --test-dir "$dir" --output-on-failure -j2
-done
+}
+stage "native tests, simd kernels" build_and_test build/native -DCMAKE_BUILD_TYPE=Release -DATTN_SIMD=ON
+stage "native tests, scalar kernels" build_and_test build/native-scalar -DCMAKE_BUILD_TYPE=Release -DATTN_SIMD=OFF
 
-echo "-- native tests, SIMD kernels under ASan + UBSan"
-bash scripts/configure-sanitize.sh
-cmake --build build/native-asan -j2
-ctest --test-dir build/native-asan --output-on-failure -j2
+sanitized() {
+  bash scripts/configure-sanitize.sh
+  cmake --build build/native-asan -j2
+  ctest --test-dir build/native-asan --output-on-failure -j2
+}
+stage "native tests, SIMD kernels under ASan + UBSan" sanitized
 
-echo "-- the thread pool and the parallel kernels under ThreadSanitizer"
 # Only the threads' test file: the rest of the suite is single-threaded code that the runs above
 # already cover. Debian's clang, as for ASan (scripts/setup.sh installs its runtime).
-cmake -S . -B build/native-tsan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DATTN_SANITIZE_THREADS=ON >/dev/null
-cmake --build build/native-tsan -j2 --target test_threads
-TSAN_OPTIONS=halt_on_error=1 build/native-tsan/tests/cpp/test_threads
+thread_sanitized() {
+  cmake -S . -B build/native-tsan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DATTN_SANITIZE_THREADS=ON >/dev/null
+  cmake --build build/native-tsan -j2 --target test_threads
+  TSAN_OPTIONS=halt_on_error=1 build/native-tsan/tests/cpp/test_threads
+}
+stage "the thread pool and the parallel kernels under ThreadSanitizer" thread_sanitized
 
-echo "-- README C++ examples, against build/native"
-bash scripts/test-readme-cpp.sh
-
-echo "-- CMake package: find_package and add_subdirectory consumers"
-bash scripts/test-cmake-package.sh
-echo "-- fuzzing"
-bash scripts/test-fuzz.sh
+stage "README C++ examples, against build/native" bash scripts/test-readme-cpp.sh
+stage "CMake package: find_package and add_subdirectory consumers" bash scripts/test-cmake-package.sh
+stage "fuzzing" bash scripts/test-fuzz.sh
+stage_times
