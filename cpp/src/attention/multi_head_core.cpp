@@ -13,13 +13,6 @@ namespace {
 // x [B, n, in] as its [B * n, in] rows.
 ConstMatrixMap rows_of(ConstBatch x) { return {x.data, x.batch * x.rows, x.cols}; }
 
-Matrix project(const MatrixRef& x, const Projection& p) {
-  Matrix projected =
-      p.panels ? matmul_transposed_packed(x, *p.panels, p.out) : matmul_transposed(x, p.matrix());
-  if (p.bias) projected.rowwise() += Eigen::Map<const Vector>(p.bias, p.out).transpose();
-  return projected;
-}
-
 ConstBatch as_batch(const Matrix& m, Index batch, Index rows) {
   return {m.data(), batch, rows, m.cols()};
 }
@@ -103,6 +96,11 @@ Matrix attend_heads(const HeadProjections& p, const MultiHeadWeights& weights, c
                   as_batch(p.v, count, p.nk), head_scale(head_dim), mask, weights.heads, dropout,
                   as_batch(outputs, count, p.nq), head_weights);
   return merge_heads(outputs, p.batch, p.nq, weights.heads);
+}
+
+MultiHeadWeights packed(const MultiHeadWeights& weights, PanelStore& store) {
+  return {store.packed(weights.q), store.packed(weights.k), store.packed(weights.v),
+          store.packed(weights.out), weights.heads};
 }
 
 Matrix project_output(const MatrixRef& merged, const MultiHeadWeights& weights) {

@@ -10,19 +10,9 @@
 #include "attn/mask.hpp"
 #include "attn/tensor.hpp"
 #include "kernels/dropout.hpp"
+#include "nn/projection.hpp"
 
 namespace attn::detail {
-
-// x W^T (+ b) for W [out, in] in nn.Linear's layout. A weight that meets many inputs comes with
-// the panels of its transpose packed once (pack_transposed); without them it is packed per call.
-struct Projection {
-  const float* weight = nullptr;  // [out, in], row-major
-  Index out = 0, in = 0;
-  const std::vector<float>* panels = nullptr;
-  const float* bias = nullptr;  // [out], or none
-
-  ConstMatrixMap matrix() const { return {weight, out, in}; }
-};
 
 struct MultiHeadWeights {
   Projection q, k, v, out;
@@ -57,6 +47,9 @@ Matrix attend_heads(const HeadProjections& heads, const MultiHeadWeights& weight
 // cache's [B, heads, nq, head_dim]) to `cache` and attends their queries causally through it ->
 // the heads' outputs merged, [B * nq, heads * head_dim]. The cache is unchanged after an error.
 Matrix attend_cached(const HeadProjections& p, Index heads, KVCache& cache);
+
+// `weights` with each projection's panels packed in `store`.
+MultiHeadWeights packed(const MultiHeadWeights& weights, PanelStore& store);
 
 // merged [B * nq, E] -> the output projection [B * nq, E].
 Matrix project_output(const MatrixRef& merged, const MultiHeadWeights& weights);

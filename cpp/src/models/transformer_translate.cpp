@@ -1,10 +1,9 @@
 #include <algorithm>
 
-#include "attn/feed_forward.hpp"
 #include "attn/kv_cache.hpp"
-#include "attn/linear.hpp"
 #include "attn/positional_encoding.hpp"
 #include "models/transformer_pass.hpp"
+#include "nn/feed_forward_projections.hpp"
 
 namespace attn::detail {
 
@@ -12,11 +11,16 @@ namespace {
 
 using Parameters = Transformer::Parameters;
 
-// One decoder block while decoding: its self-attention's keys and values so far, and the
-// cross-attention's keys and values of the encoder's output, projected once.
+// One decoder block while decoding: its self-attention's keys and values so far, the
+// cross-attention's keys and values of the encoder's output, projected once, and its weights
+// with their panels packed once. A step multiplies one row per sequence by each weight, and
+// packing a weight costs as much as that product: packed per step, they made decoding one
+// sequence twice as slow.
 struct DecoderBlockState {
   KVCache cache;
   HeadProjections cross;
+  MultiHeadWeights self_weights, cross_weights;
+  Projection dense1, dense2;
 };
 
 // The cross-attention weights of one step [B * heads, 1, Ts] into rows t of `all`
@@ -46,6 +50,7 @@ TransformerTranslation transformer_translate(const TransformerConfig& config, co
   const EncoderRun encoder = run_encoder(p, src, mask, no_dropout, encoding, nullptr);
   const Matrix& memory = encoder.output();
 
+  PanelStore panels;
   std::vector<DecoderBlockState> blocks;
   for (const Parameters::DecoderBlock& ids : p.decoder) {
     const MultiHeadWeights cross = p.attention(w, ids.attention2);
@@ -55,8 +60,14 @@ TransformerTranslation transformer_translate(const TransformerConfig& config, co
                               Matrix(),
                               project_split(batch_of(memory, batch), cross.k, heads),
                               project_split(batch_of(memory, batch), cross.v, heads)};
-    blocks.push_back({KVCache({batch, heads, head_dim, head_dim, max_len}), std::move(projected)});
+    const FeedForwardWeights ffn = p.ffn(w, ids.ffn);
+    blocks.push_back({KVCache({batch, heads, head_dim, head_dim, max_len}), std::move(projected),
+                      packed(p.attention(w, ids.attention1), panels), packed(cross, panels),
+                      panels.packed(projection_of(ffn.dense1_weight, ffn.dense1_bias)),
+                      panels.packed(projection_of(ffn.dense2_weight, ffn.dense2_bias))});
   }
+  const Projection dense =
+      panels.packed(projection_of(p.matrix(w, p.dense_weight), p.vector(w, p.dense_bias)));
 
   TransformerTranslation out;
   out.batch = batch;
@@ -75,8 +86,8 @@ TransformerTranslation transformer_translate(const TransformerConfig& config, co
     for (size_t i = 0; i < blocks.size(); ++i) {
       const Parameters::DecoderBlock& ids = p.decoder[i];
       DecoderBlockState& block = blocks[i];
-      const MultiHeadWeights self = p.attention(w, ids.attention1);
-      const MultiHeadWeights cross = p.attention(w, ids.attention2);
+      const MultiHeadWeights& self = block.self_weights;
+      const MultiHeadWeights& cross = block.cross_weights;
       const ConstBatch xb = batch_of(x, batch);
       const Matrix y = norm(
           p, w, ids.addnorm1, x,
@@ -89,9 +100,10 @@ TransformerTranslation transformer_translate(const TransformerConfig& config, co
                    attend_heads(block.cross, cross, mask, no_dropout.kernel(0), &step_view), cross),
                no_dropout.at(0));
       keep_step_weights(step_weights, t, heads, finished, out.cross_attention[i]);
-      x = norm(p, w, ids.addnorm3, z, position_wise_ffn(z, p.ffn(w, ids.ffn)), no_dropout.at(0));
+      x = norm(p, w, ids.addnorm3, z, feed_forward(z, block.dense1, block.dense2),
+               no_dropout.at(0));
     }
-    const Matrix logits = linear(x, p.matrix(w, p.dense_weight), p.vector(w, p.dense_bias));
+    const Matrix logits = project(x, dense);
     for (Index b = 0; b < batch; ++b) {
       if (finished[static_cast<size_t>(b)]) continue;
       Index token = 0;

@@ -2,8 +2,25 @@
 
 #include "attn/linear.hpp"
 #include "checks.hpp"
+#include "nn/feed_forward_projections.hpp"
 
 namespace attn {
+
+namespace detail {
+
+Matrix ffn_hidden(const MatrixRef& x, const Projection& dense1) {
+  return project(x, dense1).cwiseMax(0.0f);
+}
+
+Matrix feed_forward(const MatrixRef& x, const Projection& dense1, const Projection& dense2,
+                    Matrix* hidden) {
+  Matrix h = ffn_hidden(x, dense1);
+  Matrix y = project(h, dense2);
+  if (hidden) *hidden = std::move(h);
+  return y;
+}
+
+}  // namespace detail
 
 namespace {
 
@@ -15,18 +32,13 @@ void check_weights(const MatrixRef& x, const FeedForwardWeights& w) {
   detail::require_shape("dense2_bias", {w.dense2_weight.rows()}, {w.dense2_bias.size()});
 }
 
-Matrix hidden_of(const MatrixRef& x, const FeedForwardWeights& w) {
-  return linear(x, w.dense1_weight, w.dense1_bias).cwiseMax(0.0f);
-}
-
 }  // namespace
 
 Matrix position_wise_ffn(const MatrixRef& x, const FeedForwardWeights& weights, Matrix* hidden) {
   check_weights(x, weights);
-  Matrix h = hidden_of(x, weights);
-  Matrix y = linear(h, weights.dense2_weight, weights.dense2_bias);
-  if (hidden) *hidden = std::move(h);
-  return y;
+  return detail::feed_forward(x, detail::projection_of(weights.dense1_weight, weights.dense1_bias),
+                              detail::projection_of(weights.dense2_weight, weights.dense2_bias),
+                              hidden);
 }
 
 // ReLU passes the gradient where its output is positive: relu(z) > 0 exactly where z > 0.
@@ -34,7 +46,10 @@ FeedForwardGradients position_wise_ffn_backward(const MatrixRef& x,
                                                 const FeedForwardWeights& weights,
                                                 const MatrixRef& dy, const Matrix* hidden) {
   check_weights(x, weights);
-  const Matrix recomputed = hidden ? Matrix() : hidden_of(x, weights);
+  const Matrix recomputed =
+      hidden ? Matrix()
+             : detail::ffn_hidden(
+                   x, detail::projection_of(weights.dense1_weight, weights.dense1_bias));
   const Matrix& h = hidden ? *hidden : recomputed;
   detail::require_shape("hidden", {x.rows(), weights.dense1_weight.rows()}, detail::shape_of(h));
   LinearGradients second = linear_backward(h, weights.dense2_weight, dy);

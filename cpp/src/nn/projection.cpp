@@ -1,0 +1,20 @@
+#include "nn/projection.hpp"
+
+#include "kernels/gemm.hpp"
+
+namespace attn::detail {
+
+Matrix project(const MatrixRef& x, const Projection& p) {
+  Matrix projected =
+      p.panels ? matmul_transposed_packed(x, *p.panels, p.out) : matmul_transposed(x, p.matrix());
+  if (p.bias) projected.rowwise() += Eigen::Map<const Vector>(p.bias, p.out).transpose();
+  return projected;
+}
+
+Projection PanelStore::packed(Projection p) {
+  panels_.push_back(pack_transposed(p.matrix()));
+  p.panels = &panels_.back();
+  return p;
+}
+
+}  // namespace attn::detail
