@@ -1,7 +1,7 @@
 // Browser tests of section 5, "Bahdanau attention: learning to align" (the page's bahdanau
 // section and its training worker), in every engine of browser.js against the built site. The
-// shipped model (web/public/models/, from scripts/train-page-model.js) must translate d2l's
-// examples at once; a fresh run must learn (loss falls, the probe's heatmap changes, held-out
+// shipped models, Bahdanau's and the Transformer (web/public/models/, from
+// scripts/train-page-model.js), must translate d2l's examples at once; a fresh run must learn (loss falls, the probe's heatmap changes, held-out
 // BLEU reaches 0.8: the seconds it took are reported and written to
 // build/screenshots/bahdanau.json); the Transformer, chosen in the model menu, trains to 0.8
 // within 60 s of training (build/screenshots/transformer.json) and shows its heads. Firefox's
@@ -32,32 +32,37 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
   const site = useBuiltSite(engine, { hash: '#bahdanau' });
   const { open } = site;
 
-  test('the shipped model translates d2l’s examples at once and flags unknown words', async () => {
-    const { page, errors } = await open();
-    assert.match(await page.textContent('#bahdanau-title'), /Bahdanau attention: learning to align/);
-    await waitState(page, ['idle']);
-    await page.waitForSelector(`${S} .translation-output`);
-    // d2l's four test sentences and their reference translations (sec_seq2seq_training).
-    for (const [en, fr] of [['go .', 'va !'], ['i lost .', "j'ai perdu ."], ["he's calm .", 'il est calme .'], ["i'm home .", 'je suis chez moi .']]) {
-      assert.equal(await translate(page, en), fr, en);
-    }
-    // The heatmap: output tokens down, source tokens across.
-    const cells = await page.$eval('[data-plot="bd-translate"] g[aria-label="cell"]', (g) => g.children.length);
-    assert.equal(cells, 6 * 4, 'je suis chez moi . <eos> (rows) × i\'m home . <eos> (columns)');
-    // A word outside the vocabulary is kept and marked.
-    await translate(page, 'She likes the purple cats.');
-    const unknown = await page.$$eval(`${S} .translation .tokens span.unknown`, (s) => s.map((c) => c.firstChild.textContent));
-    assert.deepEqual(unknown, ['purple']);
-    assert.match(await page.textContent(`${S} .translation .plot-note`), /1 word outside the vocabulary/);
-    // The probe's alignment: black cats -> chats noirs, so "chats" looks at "cats" and
-    // "noirs" at "black" (the swap), read from the worker's weights in the cells' titles-free data.
-    assert.match(await page.textContent(`${S} .probe-line`), /she likes the black cats \. <eos> {2}→ {2}elle aime les chats noirs \. <eos>/);
-    assert.ok(Number(await page.$eval(S, (s) => s.dataset.bleu)) > 0.9, 'the shipped model scores above 0.9 held out');
-    await page.evaluate(() => document.fonts.ready);
-    await page.locator(S).screenshot({ path: site.shot('desktop-bahdanau.png') });
-    assert.deepEqual(errors, []);
-    await page.close();
-  });
+  // Both attention models ship trained (scripts/train-page-model.js): each translates at once.
+  for (const kind of ['bahdanau', 'transformer']) {
+    test(`the shipped ${kind} model translates d2l’s examples at once and flags unknown words`, async () => {
+      const { page, errors } = await open(`?bd.model=${kind}`);
+      assert.match(await page.textContent('#bahdanau-title'), /Bahdanau attention: learning to align/);
+      await waitState(page, ['idle']);
+      assert.equal(await page.inputValue(`${S} select[name="model"]`), kind);
+      await page.waitForSelector(`${S} .translation-output`);
+      assert.match(await page.textContent(`${S} .train-stats`), /^shipped model: held-out BLEU/);
+      // d2l's four test sentences and their reference translations (sec_seq2seq_training).
+      for (const [en, fr] of [['go .', 'va !'], ['i lost .', "j'ai perdu ."], ["he's calm .", 'il est calme .'], ["i'm home .", 'je suis chez moi .']]) {
+        assert.equal(await translate(page, en), fr, en);
+      }
+      // The heatmap: output tokens down, source tokens across.
+      const cells = await page.$eval('[data-plot="bd-translate"] g[aria-label="cell"]', (g) => g.children.length);
+      assert.equal(cells, 6 * 4, 'je suis chez moi . <eos> (rows) × i\'m home . <eos> (columns)');
+      // A word outside the vocabulary is kept and marked.
+      await translate(page, 'She likes the purple cats.');
+      const unknown = await page.$$eval(`${S} .translation .tokens span.unknown`, (s) => s.map((c) => c.firstChild.textContent));
+      assert.deepEqual(unknown, ['purple']);
+      assert.match(await page.textContent(`${S} .translation .plot-note`), /1 word outside the vocabulary/);
+      // The probe (held out, not a training pair) and its reference translation, where French
+      // puts the adjective after the noun: black cats -> chats noirs.
+      assert.match(await page.textContent(`${S} .probe-line`), /she likes the black cats \. <eos> {2}→ {2}elle aime les chats noirs \. <eos>/);
+      assert.ok(Number(await page.$eval(S, (s) => s.dataset.bleu)) > 0.9, 'the shipped model scores above 0.9 held out');
+      await page.evaluate(() => document.fonts.ready);
+      await page.locator(S).screenshot({ path: site.shot(`desktop-${kind}-shipped.png`) });
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
 
   test('training from scratch: the loss falls, the heatmap changes, BLEU reaches 0.8 (seconds reported)', async (t) => {
     const { page, errors } = await open();
@@ -101,7 +106,7 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     const { page, errors } = await open('?bd.model=transformer');
     await waitState(page, ['idle']);
     assert.equal(await page.inputValue(`${S} select[name="model"]`), 'transformer');
-    // No shipped Transformer: the untrained one translates, and its heads are drawn.
+    // The shipped Transformer translates, and its heads are drawn.
     await page.waitForSelector('[data-plot="bd-heads"] .heads svg');
     assert.equal(await page.$$eval('[data-plot="bd-heads"] .heads figure', (f) => f.length), 4);
     await page.click(`${S} button[name="start"]`);
@@ -122,6 +127,12 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     assert.equal(await page.$$eval('[data-plot="bd-heads"] .heads svg', (s) => s.length), 4);
     await page.evaluate(() => document.fonts.ready);
     await page.locator(S).screenshot({ path: site.shot('desktop-transformer.png') });
+    // Reset: back to the shipped Transformer, not to Bahdanau's model.
+    await page.click(`${S} button[name="reset"]`);
+    await waitState(page, ['idle']);
+    assert.equal(await page.inputValue(`${S} select[name="model"]`), 'transformer');
+    await page.waitForFunction(() => /^shipped model/.test(document.querySelector('#bahdanau .train-stats').textContent));
+    assert.equal(await translate(page, "i'm home ."), 'je suis chez moi .');
     assert.deepEqual(errors, []);
     await page.close();
   });

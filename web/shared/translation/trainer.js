@@ -10,8 +10,10 @@ import { BOS, EOS, PAD } from './text.js';
 
 /**
  * The section's models, each with its settings: d2l's GRU encoder-decoder with Bahdanau
- * attention (the shipped model), the same without attention (d2l's plain decoder), and d2l's
- * Transformer. `model` is the package class's config, `training` the step's.
+ * attention, the same without attention (d2l's plain decoder), and d2l's Transformer. `model` is
+ * the package class's config, `training` the step's; `shipped` marks the kinds of which
+ * scripts/train-page-model.js ships a trained model per task (shippedModelName), so the page
+ * translates at once with them.
  */
 // Bahdanau: chosen by measuring held-out BLEU against seconds of training (see
 // scripts/train-page-model.js): one GRU layer of 64 learns fra-eng faster per second than two
@@ -21,6 +23,7 @@ export const MODELS = {
   bahdanau: {
     label: 'Bahdanau (GRU + attention)',
     className: 'Seq2SeqAttention',
+    shipped: true,
     model: { embedSize: 32, numHiddens: 64, numLayers: 1, dropout: 0, attention: true },
     training: { batchSize: 32, lr: 0.01, clip: 1 },
   },
@@ -33,13 +36,16 @@ export const MODELS = {
   transformer: {
     label: 'Transformer (d2l 11.7)',
     className: 'Transformer',
+    shipped: true,
     model: { numHiddens: 32, ffnNumHiddens: 64, numHeads: 4, numBlks: 2, dropout: 0 },
     training: { batchSize: 32, lr: 0.005, clip: 1 },
   },
 };
 export const modelNames = Object.keys(MODELS);
-/** The shipped model's settings. */
+/** Bahdanau's settings, which the section's explanation quotes. */
 export const { model: MODEL, training: TRAINING } = MODELS.bahdanau;
+/** The file name (without extension) of the shipped model of `kind` for `task`, in web/public/models/. */
+export const shippedModelName = (kind, task) => `${kind}-${task}`;
 export const EPOCHS = 20;
 export const BLEU_K = 2;
 /** Sources of at least this many words count as long (Bahdanau et al.'s figure). */

@@ -5,7 +5,7 @@
 //
 // page → worker: { type: 'init', task, seed, kind, modelBase }  load + shipped model
 //                { type: 'start' }   train from scratch (fresh weights from the seed)
-//                { type: 'pause' } | { type: 'resume' } | { type: 'reset' } (back to the shipped model)
+//                { type: 'pause' } | { type: 'resume' } | { type: 'reset' } (back to the kind's shipped model)
 //                { type: 'config', task?, seed?, kind? }  stops training; task or kind reloads
 //                { type: 'translate', id, texts }
 //                { type: 'compare', epochs }  trains with and without attention, side by side

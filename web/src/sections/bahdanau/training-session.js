@@ -38,12 +38,12 @@ function replaceTrainer(next) {
   clock = null;
 }
 
-// The model the page shows when nothing is training: the shipped one (Bahdanau's), else an
-// untrained one of the chosen kind.
+// The model the page shows when nothing is training: the shipped one of the chosen kind and
+// task, else (a kind that ships none) an untrained one.
 async function showShipped() {
   comparison = null;
   data = prepareTask(config.task);
-  const shipped = config.kind !== 'bahdanau' ? null : await loadShippedModel(attn, data, config).catch((error) => {
+  const shipped = await loadShippedModel(attn, data, config).catch((error) => {
     post({ type: 'error', message: `could not load the shipped model: ${error.message}` });
     return null;
   });
@@ -103,7 +103,7 @@ export async function resume() {
   await train();
 }
 
-/** Back to the shipped model. */
+/** Back to the shipped model of the kind on show. */
 export async function reset() {
   if (state === 'loading') return;
   setState('loading');
