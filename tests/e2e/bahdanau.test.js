@@ -20,6 +20,28 @@ const waitState = (page, states, timeout = 20000) => page.waitForFunction(
 );
 const output = (page) => page.textContent(`${S} .translation-output`);
 
+// The heads card of the page's Transformer (2 blocks of 4 heads, d2l 11.7's shape): a group
+// for the encoder's self-attention (the probe's source over itself) and one for the decoder's
+// cross-attention (its output over its source), each with a heatmap per block and head labelled
+// "block b · head h" and as many cells as the probe line has tokens on each side.
+async function assertEveryHead(page) {
+  // Read at once, so that both come from the same probe report.
+  const { probeLine, groups } = await page.$eval(S, (section) => ({
+    probeLine: section.querySelector('.probe-line').textContent,
+    groups: [...section.querySelectorAll('[data-plot="bd-heads"] .head-group')].map((g) => ({
+      name: g.querySelector('h4').textContent,
+      captions: [...g.querySelectorAll('figcaption')].map((c) => c.textContent),
+      cells: [...g.querySelectorAll('figure')].map((f) => f.querySelector('g[aria-label="cell"]').children.length),
+    })),
+  }));
+  const [source, output] = probeLine.split('→').map((side) => side.trim().split(/\s+/).length);
+  const labels = Array.from({ length: 8 }, (_, i) => `block ${Math.floor(i / 4) + 1} · head ${(i % 4) + 1}`);
+  assert.deepEqual(groups, [
+    { name: 'encoder self-attention', captions: labels, cells: labels.map(() => source * source) },
+    { name: 'decoder cross-attention', captions: labels, cells: labels.map(() => output * source) },
+  ]);
+}
+
 // Types a sentence and waits for its translation to be drawn.
 async function translate(page, text) {
   const count = await page.$eval(S, (s) => Number(s.dataset.translations ?? 0));
@@ -106,11 +128,22 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     const { page, errors } = await open('?bd.model=transformer');
     await waitState(page, ['idle']);
     assert.equal(await page.inputValue(`${S} select[name="model"]`), 'transformer');
-    // The shipped Transformer translates, and its heads are drawn.
-    await page.waitForSelector('[data-plot="bd-heads"] .heads svg');
-    assert.equal(await page.$$eval('[data-plot="bd-heads"] .heads figure', (f) => f.length), 4);
+    // The shipped Transformer's heads on the probe, every block and head.
+    await page.waitForSelector('[data-plot="bd-heads"] .head-grid svg');
+    await assertEveryHead(page);
+    // The heatmaps have no tick labels: pointing at a cell names its tokens, here the probe's
+    // first word in the encoder's first head, as query and as key.
+    await (await page.$('[data-plot="bd-heads"] figure g[aria-label="cell"] rect')).hover();
+    const tip = '[data-plot="bd-heads"] g[aria-label="tip"]';
+    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent, tip);
+    assert.match(await page.textContent(tip), /^\u200b?she → she: [01]\.\d\d$/); // Plot's tip starts with a zero-width space
+    const shippedHeads = await page.$eval('[data-plot="bd-heads"] .plot', (p) => p.innerHTML);
     await page.click(`${S} button[name="start"]`);
     await waitState(page, ['running']);
+    // They are redrawn from the fresh model, then again as it learns.
+    await page.waitForFunction((html) => document.querySelector('[data-plot="bd-heads"] .plot').innerHTML !== html, shippedHeads);
+    const early = await page.$eval('[data-plot="bd-heads"] .plot', (p) => p.innerHTML);
+    await page.waitForFunction((html) => document.querySelector('[data-plot="bd-heads"] .plot').innerHTML !== html, early);
     await page.waitForFunction(() => Number(document.getElementById('bahdanau').dataset.bleu) >= 0.8
       || Number(document.getElementById('bahdanau').dataset.bleuSeconds) > 60
       || document.getElementById('bahdanau').dataset.trainState === 'done', null, { timeout: 150000 });
@@ -122,9 +155,9 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     await page.click(`${S} button[name="pause"]`);
     await waitState(page, ['paused', 'done']);
     // Where training paused depends on the machine's speed, so the words may still be off by one
-    // (chez lui for chez moi): the translation is French, and each head is drawn for it.
+    // (chez lui for chez moi): the translation is French; every head is drawn for the probe.
     assert.match(await translate(page, "i'm home ."), /^je suis chez \S+ \.$/);
-    assert.equal(await page.$$eval('[data-plot="bd-heads"] .heads svg', (s) => s.length), 4);
+    await assertEveryHead(page);
     await page.evaluate(() => document.fonts.ready);
     await page.locator(S).screenshot({ path: site.shot('desktop-transformer.png') });
     // Reset: back to the shipped Transformer, not to Bahdanau's model.
@@ -174,15 +207,24 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     await page.close();
   });
 
-  test('phone layout: nothing wider than the screen', async () => {
-    const { page, errors } = await open('', PHONE);
-    await waitState(page, ['idle']);
-    await page.waitForSelector('[data-plot="bd-translate"] svg');
-    await page.evaluate(() => document.fonts.ready);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
-    await page.locator(S).screenshot({ path: site.shot('phone-bahdanau.png') });
-    assert.deepEqual(errors, []);
-    await page.close();
-  });
+  // On a phone the Transformer's sixteen heads wrap, two a row: none may scroll sideways inside
+  // its card either (a .plot scrolls rather than widen the page).
+  for (const kind of ['bahdanau', 'transformer']) {
+    test(`phone layout (${kind}): nothing wider than the screen`, async () => {
+      const { page, errors } = await open(`?bd.model=${kind}`, PHONE);
+      await waitState(page, ['idle']);
+      await page.waitForSelector('[data-plot="bd-translate"] svg');
+      await page.waitForSelector('[data-plot="bd-heads"] .plot > *');
+      await page.evaluate(() => document.fonts.ready);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
+      const scrolling = await page.$$eval(`${S} .plot`, (plots) => plots
+        .filter((p) => p.scrollWidth > p.clientWidth).map((p) => p.closest('[data-plot]')?.dataset.plot));
+      assert.deepEqual(scrolling, [], 'plots wider than their card');
+      await page.locator(S).screenshot({ path: site.shot(`phone-${kind}.png`) });
+      await page.locator('[data-plot="bd-heads"]').screenshot({ path: site.shot(`phone-${kind}-heads.png`) });
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
 });

@@ -27,10 +27,11 @@ ${TF.numBlks} encoder and ${TF.numBlks} decoder blocks of width ${TF.numHiddens}
 layer with ${TF.numHeads} heads, no recurrence at all — positions enter as sinusoidal encodings,
 and every output word attends over the whole source in every block. A Transformer trained the
 same way (Adam, learning rate ${TF_TRAINING.lr}, ${EPOCHS} passes) ships with the page too, so it
-translates at once; train it from scratch and watch its heads (below the translation) each
-settle on their own alignment; the heatmap of the translation is their mean. Greedy translation
-keeps each decoder block's keys and values in a cache, so every new word costs one query's
-attention.</p>`;
+translates at once. Train it from scratch and watch its heads settle, each on an alignment of
+its own: below the probe's heatmap (which is the mean of the last block's cross-attention
+heads) are all of them, the encoder's self-attention and the decoder's cross-attention for every
+block and head. Greedy translation keeps each decoder block's keys and values in a cache, so
+every new word costs one query's attention.</p>`;
 
 export const COMPARE_TEXT = `
 <h3>With vs without attention</h3>

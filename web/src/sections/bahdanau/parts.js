@@ -1,6 +1,7 @@
 // The parts of the section that redraw as the worker reports, each from the current view
 // (compute.js) with the plots of plots.js: the progress and stats lines, the loss and BLEU
-// curves, the probe's alignment, the visitor's translation and the comparison.
+// curves, the probe's alignment (and a Transformer's every head on it), the visitor's translation
+// and the comparison.
 
 import { widthOf } from '../../ui/plot.js';
 import { EPOCHS } from '../../../shared/translation/trainer.js';
@@ -26,6 +27,7 @@ export function sectionParts(current, dataset, elements) {
       if (!probe) return;
       probeLine.textContent = `${probe.source.join(' ')}  →  ${probe.output.join(' ')}`;
       probeCard.body.replaceChildren(alignmentPlot(probe, widthOf(probeCard.body, { max: 520 })));
+      headsCard.body.replaceChildren(headsPlot(probe, widthOf(headsCard.body, { max: 900 })));
     },
     translation: () => {
       const { translation: result } = current.view;
@@ -33,7 +35,6 @@ export function sectionParts(current, dataset, elements) {
       translation.replaceChildren(...translationLines(result));
       bumpCount(dataset, 'translations');
       translateCard.body.replaceChildren(alignmentPlot(result, widthOf(translateCard.body, { max: 560 })));
-      headsCard.body.replaceChildren(headsPlot(result, widthOf(headsCard.body, { max: 900 })));
     },
     compare: () => {
       const { compare } = current.view;

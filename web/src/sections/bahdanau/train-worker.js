@@ -12,7 +12,7 @@
 // worker → page: { type: 'state', state, run, task, shipped?, epochs? }
 //                { type: 'progress', run, steps, epoch, loss, tokensPerSecond, seconds }
 //                { type: 'eval', run, steps, seconds, bleu, exact, byLength }
-//                { type: 'probe', run, steps, result }
+//                { type: 'probe', run, steps, result }  the probe's translation, a Transformer's every head
 //                { type: 'translation', id, run, results }
 //                { type: 'compare-progress', epoch, epochs } | { type: 'compare', results }
 //                { type: 'error', message }

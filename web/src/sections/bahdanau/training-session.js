@@ -57,7 +57,8 @@ function report() {
   post({ type: 'eval', steps: trainer.steps, seconds: seconds(), epoch: trainer.progress, ...trainer.evaluate() });
 }
 
-const probe = () => trainer.translateText([taskSpec(config.task).probe], taskSpec(config.task).prepare)[0];
+// The probe's translation with every head (a Transformer's), which the section draws as it trains.
+const probe = () => trainer.translateText([taskSpec(config.task).probe], taskSpec(config.task).prepare, { heads: true })[0];
 
 async function train() {
   const myRun = run;
