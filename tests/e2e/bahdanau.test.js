@@ -3,9 +3,10 @@
 // shipped models, Bahdanau's and the Transformer (web/public/models/, from
 // scripts/train-page-model.js), must translate d2l's examples at once; a fresh run must learn (loss falls, the probe's heatmap changes, held-out
 // BLEU reaches 0.8: the seconds it took are reported and written to
-// build/screenshots/bahdanau.json); the Transformer, chosen in the model menu, trains to 0.8
-// within 60 s of training (build/screenshots/transformer.json) and shows its heads. Firefox's
-// figures and screenshots land beside Chromium's, named firefox-*.
+// build/screenshots/bahdanau.json); the Transformer, chosen in the model menu after a short
+// Bahdanau run, trains to 0.8 within 60 s of training (build/screenshots/transformer.json) with
+// that run's curve beside its own, and shows every head of every block. Firefox's figures and
+// screenshots land beside Chromium's, named firefox-*.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
@@ -124,10 +125,20 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     await page.close();
   });
 
-  test('the Transformer trains from scratch: BLEU reaches 0.8 within 60 s of training, its heads drawn', async (t) => {
-    const { page, errors } = await open('?bd.model=transformer');
+  test('the Transformer trains from scratch: BLEU reaches 0.8 within 60 s of training, its heads drawn, Bahdanau\'s run beside it', async (t) => {
+    const { page, errors } = await open();
     await waitState(page, ['idle']);
-    assert.equal(await page.inputValue(`${S} select[name="model"]`), 'transformer');
+    // A short Bahdanau run first: three BLEU measurements, then pause.
+    await page.click(`${S} button[name="start"]`);
+    await page.waitForFunction(() => JSON.parse(document.getElementById('bahdanau').dataset.bleuCurve ?? '[]').length >= 3);
+    await page.click(`${S} button[name="pause"]`);
+    await waitState(page, ['paused', 'done']);
+    const bahdanauCurve = JSON.parse(await page.$eval(S, (s) => s.dataset.bleuCurve));
+    await page.selectOption(`${S} select[name="model"]`, 'transformer');
+    await page.waitForFunction(() => location.search.includes('bd.model=transformer'));
+    await waitState(page, ['idle']);
+    // Its curve stays on the chart beside the Transformer's, dashed and named in the legend.
+    assert.deepEqual(JSON.parse(await page.$eval(S, (s) => s.dataset.pastRuns)), { bahdanau: bahdanauCurve });
     // The shipped Transformer's heads on the probe, every block and head.
     await page.waitForSelector('[data-plot="bd-heads"] .head-grid svg');
     await assertEveryHead(page);
@@ -152,6 +163,10 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     t.diagnostic(`Transformer: held-out BLEU by training seconds: ${curve.map(([sec, b, n]) => `${sec} s (step ${n}): ${b}`).join(', ')}`);
     await writeFile(site.shot('transformer.json'), `${JSON.stringify({ reached: Number(data.bleu), seconds: Number(data.bleuSeconds), curve }, null, 2)}\n`);
     assert.ok(Number(data.bleu) >= 0.8 && Number(data.bleuSeconds) <= 60, `held-out BLEU ${data.bleu} at ${data.bleuSeconds} s`);
+    await page.waitForFunction(() => document.querySelectorAll('[data-plot="bd-bleu"] g[aria-label="line"]').length === 2);
+    const legend = await page.textContent('[data-plot="bd-bleu"] .plot');
+    assert.match(legend, /Transformer \(d2l 11\.7\), this run/);
+    assert.match(legend, /Bahdanau \(GRU \+ attention\), its last run on this page/);
     await page.click(`${S} button[name="pause"]`);
     await waitState(page, ['paused', 'done']);
     // Where training paused depends on the machine's speed, so the words may still be off by one

@@ -31,7 +31,9 @@ translates at once. Train it from scratch and watch its heads settle, each on an
 its own: below the probe's heatmap (which is the mean of the last block's cross-attention
 heads) are all of them, the encoder's self-attention and the decoder's cross-attention for every
 block and head. Greedy translation keeps each decoder block's keys and values in a cache, so
-every new word costs one query's attention.</p>`;
+every new word costs one query's attention. The BLEU chart keeps the last run of each model you
+train here, dashed beside the current one: train Bahdanau's, then the Transformer, and compare
+them on the same task, in the same browser, on the same machine.</p>`;
 
 export const COMPARE_TEXT = `
 <h3>With vs without attention</h3>

@@ -18,7 +18,7 @@ import { freshView } from './compute.js';
 import { compareBar, showTrainState, trainingBar } from './controls.js';
 import { COMPARE_TEXT, TEXT } from './explanation.js';
 import { sectionParts } from './parts.js';
-import { foldWorkerMessage } from './worker-messages.js';
+import { foldWorkerMessage, startView } from './worker-messages.js';
 
 const paragraph = (className) => {
   const p = document.createElement('p');
@@ -33,13 +33,13 @@ export function mountBahdanau(root) {
   if (!TASKS[values.task]) values.task = 'fra-eng';
   if (!MODELS[values.model]) values.model = 'bahdanau';
   root.dataset.trainState = 'loading';
-  const current = { view: freshView(), translationId: 0 };
+  const current = { view: freshView(), pastRuns: {}, translationId: 0 };
 
   const send = (message) => worker.postMessage(message);
   const training = trainingBar({
     id: root.id, values, section, send, trainState: () => root.dataset.trainState,
     onTask: (task) => {
-      current.view = freshView(-1, current.view.compare);
+      startView(current, root.dataset);
       sentence.value = TASKS[task].examples[0];
     },
   });

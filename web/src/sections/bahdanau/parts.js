@@ -4,8 +4,8 @@
 // and the comparison.
 
 import { widthOf } from '../../ui/plot.js';
-import { EPOCHS } from '../../../shared/translation/trainer.js';
-import { compareLine, progressLine, statsLine } from './compute.js';
+import { EPOCHS, MODELS } from '../../../shared/translation/trainer.js';
+import { compareLine, pastRunsBeside, progressLine, statsLine } from './compute.js';
 import { alignmentPlot, bleuPlot, headsPlot, lengthPlot, lossPlot, translationLines } from './plots.js';
 import { bumpCount } from './worker-messages.js';
 
@@ -20,7 +20,8 @@ export function sectionParts(current, dataset, elements) {
     },
     curves: () => {
       lossCard.body.replaceChildren(lossPlot(current.view.losses, widthOf(lossCard.body, { max: 560 })));
-      bleuCard.body.replaceChildren(bleuPlot(current.view.bleus, widthOf(bleuCard.body, { max: 560 })));
+      const run = { label: `${MODELS[current.view.kind]?.label ?? 'this model'}, this run`, points: current.view.bleus };
+      bleuCard.body.replaceChildren(bleuPlot(run, pastRunsBeside(current), widthOf(bleuCard.body, { max: 560 })));
     },
     probe: () => {
       const { probe } = current.view;

@@ -29,18 +29,31 @@ export function lossPlot(points, width) {
   });
 }
 
-/** Held-out BLEU over training time. points: [{ seconds, bleu }]; target: the 0.8 line. */
-export function bleuPlot(points, width, target = 0.8) {
-  if (points.length < 2) return note('Held-out BLEU is measured about once a second while a run trains.');
+const PAST_COLOURS = ['#7a5195', '#6b6b6b'];
+
+/**
+ * Held-out BLEU over training time: the run on show ({ label, points: [{ seconds, bleu }] }),
+ * solid with its measurements as dots, and dashed beside it `past`, the last runs of other
+ * models on this page (compute.js, pastRunsBeside), in the same browser on the same machine, so
+ * their seconds compare. target: the 0.8 line.
+ */
+export function bleuPlot(run, past, width, target = 0.8) {
+  const series = [{ ...run, colour: BLUE }, ...past.map((p, i) => ({ ...p, colour: PAST_COLOURS[i % PAST_COLOURS.length], dashed: true }))]
+    .filter((s) => s.points.length > 1);
+  if (series.length === 0) return note('Held-out BLEU is measured about once a second while a run trains.');
   return Plot.plot({
     width, height: 220, marginLeft: 44, marginBottom: 36,
-    x: { label: 'training time (s) →', domain: [0, Math.max(10, ...points.map((p) => p.seconds))] },
+    x: { label: 'training time (s) →', domain: [0, Math.max(10, ...series.flatMap((s) => s.points.map((p) => p.seconds)))] },
     y: { label: '↑ held-out BLEU (k = 2)', domain: [0, 1], grid: true },
+    // A legend once another run is drawn: the dashed curve is only told apart by it.
+    color: { domain: series.map((s) => s.label), range: series.map((s) => s.colour), legend: series.some((s) => s.dashed) },
     marks: [
       Plot.ruleY([target], { stroke: ORANGE, strokeDasharray: '4 3' }),
       Plot.text([target], { y: (d) => d, frameAnchor: 'left', dx: 4, dy: -7, text: () => `BLEU ${target}`, fill: ORANGE, fontSize: 10, textAnchor: 'start' }),
-      Plot.line(points, { x: 'seconds', y: 'bleu', stroke: BLUE, strokeWidth: 2 }),
-      Plot.dot(points, { x: 'seconds', y: 'bleu', fill: BLUE, r: 2.5 }),
+      ...series.flatMap(({ label, points, dashed }) => [
+        Plot.line(points, { x: 'seconds', y: 'bleu', stroke: () => label, strokeWidth: 2, strokeDasharray: dashed ? '6 4' : undefined }),
+        dashed ? null : Plot.dot(points, { x: 'seconds', y: 'bleu', fill: () => label, r: 2.5 }),
+      ]),
     ],
   });
 }

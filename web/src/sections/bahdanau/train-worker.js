@@ -9,7 +9,7 @@
 //                { type: 'config', task?, seed?, kind? }  stops training; task or kind reloads
 //                { type: 'translate', id, texts }
 //                { type: 'compare', epochs }  trains with and without attention, side by side
-// worker → page: { type: 'state', state, run, task, shipped?, epochs? }
+// worker → page: { type: 'state', state, run, task, kind, shipped?, epochs? }
 //                { type: 'progress', run, steps, epoch, loss, tokensPerSecond, seconds }
 //                { type: 'eval', run, steps, seconds, bleu, exact, byLength }
 //                { type: 'probe', run, steps, result }  the probe's translation, a Transformer's every head

@@ -27,7 +27,7 @@ const post = (message) => postMessage({ run, ...message });
 export const reportError = (error) => post({ type: 'error', message: error?.message ?? String(error) });
 const setState = (next, extra = {}) => {
   state = next;
-  post({ type: 'state', state, task: config.task, epochs: TRAIN_EPOCHS, ...extra });
+  post({ type: 'state', state, task: config.task, kind: config.kind, epochs: TRAIN_EPOCHS, ...extra });
 };
 const seconds = () => clock?.seconds ?? 0;
 
