@@ -1,5 +1,5 @@
-// Trains the models that ship with the page's section 5 ("Bahdanau attention: learning to
-// align", whose model menu also offers d2l's Transformer) and writes them to web/public/models/
+// Trains the models that ship with the page's section 5 ("Bahdanau attention and the
+// Transformer: learning to align", whose model menu offers both) and writes them to web/public/models/
 // (Vite serves web/public/ as is): <kind>-<task>.safetensors (the state dict under d2l's names)
 // and <kind>-<task>.json (the kind, the vocabularies, the model and training settings, the steps,
 // and the held-out BLEU it reached). The page loads the file of the kind and task on show

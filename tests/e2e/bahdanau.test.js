@@ -1,12 +1,12 @@
-// Browser tests of section 5, "Bahdanau attention: learning to align" (the page's bahdanau
-// section and its training worker), in every engine of browser.js against the built site. The
-// shipped models, Bahdanau's and the Transformer (web/public/models/, from
-// scripts/train-page-model.js), must translate d2l's examples at once; a fresh run must learn (loss falls, the probe's heatmap changes, held-out
-// BLEU reaches 0.8: the seconds it took are reported and written to
-// build/screenshots/bahdanau.json); the Transformer, chosen in the model menu after a short
-// Bahdanau run, trains to 0.8 within 60 s of training (build/screenshots/transformer.json) with
-// that run's curve beside its own, and shows every head of every block. Firefox's figures and
-// screenshots land beside Chromium's, named firefox-*.
+// Browser tests of section 5, "Bahdanau attention and the Transformer: learning to align" (the
+// page's bahdanau section and its training worker), in every engine of browser.js against the
+// built site. The shipped models, Bahdanau's and the Transformer (web/public/models/, from
+// scripts/train-page-model.js), must translate d2l's examples at once; a fresh run must learn
+// (loss falls, the probe's heatmap changes, held-out BLEU reaches 0.8: the seconds it took are
+// reported and written to build/screenshots/bahdanau.json); the Transformer, chosen in the model
+// menu after a short Bahdanau run, trains to 0.8 within 60 s of training
+// (build/screenshots/transformer.json) with that run's curve beside its own, and shows every head
+// of every block. Firefox's figures and screenshots land beside Chromium's, named firefox-*.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
@@ -59,7 +59,7 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
   for (const kind of ['bahdanau', 'transformer']) {
     test(`the shipped ${kind} model translates d2l’s examples at once and flags unknown words`, async () => {
       const { page, errors } = await open(`?bd.model=${kind}`);
-      assert.match(await page.textContent('#bahdanau-title'), /Bahdanau attention: learning to align/);
+      assert.match(await page.textContent('#bahdanau-title'), /Bahdanau attention and the Transformer: learning to align/);
       await waitState(page, ['idle']);
       assert.equal(await page.inputValue(`${S} select[name="model"]`), kind);
       await page.waitForSelector(`${S} .translation-output`);

@@ -1,8 +1,8 @@
-// 5. Bahdanau attention: learning to align. A GRU encoder-decoder with additive attention
-// (the package's Seq2SeqAttention, d2l's model), or another model of the menu (d2l's Transformer,
-// a decoder without attention), trains in a Web Worker (train-worker.js) on a generated
-// English -> French corpus or on dates; this module owns the URL state and the layout of the
-// controls (controls.js) and the plots, and passes what the worker reports through
+// 5. Bahdanau attention and the Transformer: learning to align. A GRU encoder-decoder with
+// additive attention (the package's Seq2SeqAttention, d2l's model), or another model of the menu
+// (d2l's Transformer, a decoder without attention), trains in a Web Worker (train-worker.js) on a
+// generated English -> French corpus or on dates; this module owns the URL state and the layout
+// of the controls (controls.js) and the plots, and passes what the worker reports through
 // worker-messages.js to the parts that redraw (parts.js). Models trained by
 // scripts/train-page-model.js ship with the page (Bahdanau's and the Transformer), so
 // translation works before any training.
@@ -28,7 +28,7 @@ const paragraph = (className) => {
 
 export function mountBahdanau(root) {
   const state = urlState('bd', { task: 'fra-eng', model: 'bahdanau', seed: 0, cmp: 5 }, root.id);
-  const section = scaffold(root, { number: 5, title: 'Bahdanau attention: learning to align', state });
+  const section = scaffold(root, { number: 5, title: 'Bahdanau attention and the Transformer: learning to align', state });
   const { values } = state;
   if (!TASKS[values.task]) values.task = 'fra-eng';
   if (!MODELS[values.model]) values.model = 'bahdanau';
