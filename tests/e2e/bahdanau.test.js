@@ -1,11 +1,12 @@
-// Browser tests of section 5, "Bahdanau attention: learning to align" (the page's bahdanau
-// section and its training worker), in every engine of browser.js against the built site. The
-// shipped model (web/public/models/, from scripts/train-page-model.js) must translate d2l's
-// examples at once; a fresh run must learn (loss falls, the probe's heatmap changes, held-out
-// BLEU reaches 0.8: the seconds it took are reported and written to
-// build/screenshots/bahdanau.json); the Transformer, chosen in the model menu, trains to 0.8
-// within 60 s of training (build/screenshots/transformer.json) and shows its heads. Firefox's
-// figures and screenshots land beside Chromium's, named firefox-*.
+// Browser tests of section 5, "Bahdanau attention and the Transformer: learning to align" (the
+// page's bahdanau section and its training worker), in every engine of browser.js against the
+// built site. The shipped models, Bahdanau's and the Transformer (web/public/models/, from
+// scripts/train-page-model.js), must translate d2l's examples at once; a fresh run must learn
+// (loss falls, the probe's heatmap changes, held-out BLEU reaches 0.8: the seconds it took are
+// reported and written to build/screenshots/bahdanau.json); the Transformer, chosen in the model
+// menu after a short Bahdanau run, trains to 0.8 within 60 s of training
+// (build/screenshots/transformer.json) with that run's curve beside its own, and shows every head
+// of every block. Firefox's figures and screenshots land beside Chromium's, named firefox-*.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
@@ -20,6 +21,28 @@ const waitState = (page, states, timeout = 20000) => page.waitForFunction(
 );
 const output = (page) => page.textContent(`${S} .translation-output`);
 
+// The heads card of the page's Transformer (2 blocks of 4 heads, d2l 11.7's shape): a group
+// for the encoder's self-attention (the probe's source over itself) and one for the decoder's
+// cross-attention (its output over its source), each with a heatmap per block and head labelled
+// "block b · head h" and as many cells as the probe line has tokens on each side.
+async function assertEveryHead(page) {
+  // Read at once, so that both come from the same probe report.
+  const { probeLine, groups } = await page.$eval(S, (section) => ({
+    probeLine: section.querySelector('.probe-line').textContent,
+    groups: [...section.querySelectorAll('[data-plot="bd-heads"] .head-group')].map((g) => ({
+      name: g.querySelector('h4').textContent,
+      captions: [...g.querySelectorAll('figcaption')].map((c) => c.textContent),
+      cells: [...g.querySelectorAll('figure')].map((f) => f.querySelector('g[aria-label="cell"]').children.length),
+    })),
+  }));
+  const [source, output] = probeLine.split('→').map((side) => side.trim().split(/\s+/).length);
+  const labels = Array.from({ length: 8 }, (_, i) => `block ${Math.floor(i / 4) + 1} · head ${(i % 4) + 1}`);
+  assert.deepEqual(groups, [
+    { name: 'encoder self-attention', captions: labels, cells: labels.map(() => source * source) },
+    { name: 'decoder cross-attention', captions: labels, cells: labels.map(() => output * source) },
+  ]);
+}
+
 // Types a sentence and waits for its translation to be drawn.
 async function translate(page, text) {
   const count = await page.$eval(S, (s) => Number(s.dataset.translations ?? 0));
@@ -32,32 +55,37 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
   const site = useBuiltSite(engine, { hash: '#bahdanau' });
   const { open } = site;
 
-  test('the shipped model translates d2l’s examples at once and flags unknown words', async () => {
-    const { page, errors } = await open();
-    assert.match(await page.textContent('#bahdanau-title'), /Bahdanau attention: learning to align/);
-    await waitState(page, ['idle']);
-    await page.waitForSelector(`${S} .translation-output`);
-    // d2l's four test sentences and their reference translations (sec_seq2seq_training).
-    for (const [en, fr] of [['go .', 'va !'], ['i lost .', "j'ai perdu ."], ["he's calm .", 'il est calme .'], ["i'm home .", 'je suis chez moi .']]) {
-      assert.equal(await translate(page, en), fr, en);
-    }
-    // The heatmap: output tokens down, source tokens across.
-    const cells = await page.$eval('[data-plot="bd-translate"] g[aria-label="cell"]', (g) => g.children.length);
-    assert.equal(cells, 6 * 4, 'je suis chez moi . <eos> (rows) × i\'m home . <eos> (columns)');
-    // A word outside the vocabulary is kept and marked.
-    await translate(page, 'She likes the purple cats.');
-    const unknown = await page.$$eval(`${S} .translation .tokens span.unknown`, (s) => s.map((c) => c.firstChild.textContent));
-    assert.deepEqual(unknown, ['purple']);
-    assert.match(await page.textContent(`${S} .translation .plot-note`), /1 word outside the vocabulary/);
-    // The probe's alignment: black cats -> chats noirs, so "chats" looks at "cats" and
-    // "noirs" at "black" (the swap), read from the worker's weights in the cells' titles-free data.
-    assert.match(await page.textContent(`${S} .probe-line`), /she likes the black cats \. <eos> {2}→ {2}elle aime les chats noirs \. <eos>/);
-    assert.ok(Number(await page.$eval(S, (s) => s.dataset.bleu)) > 0.9, 'the shipped model scores above 0.9 held out');
-    await page.evaluate(() => document.fonts.ready);
-    await page.locator(S).screenshot({ path: site.shot('desktop-bahdanau.png') });
-    assert.deepEqual(errors, []);
-    await page.close();
-  });
+  // Both attention models ship trained (scripts/train-page-model.js): each translates at once.
+  for (const kind of ['bahdanau', 'transformer']) {
+    test(`the shipped ${kind} model translates d2l’s examples at once and flags unknown words`, async () => {
+      const { page, errors } = await open(`?bd.model=${kind}`);
+      assert.match(await page.textContent('#bahdanau-title'), /Bahdanau attention and the Transformer: learning to align/);
+      await waitState(page, ['idle']);
+      assert.equal(await page.inputValue(`${S} select[name="model"]`), kind);
+      await page.waitForSelector(`${S} .translation-output`);
+      assert.match(await page.textContent(`${S} .train-stats`), /^shipped model: held-out BLEU/);
+      // d2l's four test sentences and their reference translations (sec_seq2seq_training).
+      for (const [en, fr] of [['go .', 'va !'], ['i lost .', "j'ai perdu ."], ["he's calm .", 'il est calme .'], ["i'm home .", 'je suis chez moi .']]) {
+        assert.equal(await translate(page, en), fr, en);
+      }
+      // The heatmap: output tokens down, source tokens across.
+      const cells = await page.$eval('[data-plot="bd-translate"] g[aria-label="cell"]', (g) => g.children.length);
+      assert.equal(cells, 6 * 4, 'je suis chez moi . <eos> (rows) × i\'m home . <eos> (columns)');
+      // A word outside the vocabulary is kept and marked.
+      await translate(page, 'She likes the purple cats.');
+      const unknown = await page.$$eval(`${S} .translation .tokens span.unknown`, (s) => s.map((c) => c.firstChild.textContent));
+      assert.deepEqual(unknown, ['purple']);
+      assert.match(await page.textContent(`${S} .translation .plot-note`), /1 word outside the vocabulary/);
+      // The probe (held out, not a training pair) and its reference translation, where French
+      // puts the adjective after the noun: black cats -> chats noirs.
+      assert.match(await page.textContent(`${S} .probe-line`), /she likes the black cats \. <eos> {2}→ {2}elle aime les chats noirs \. <eos>/);
+      assert.ok(Number(await page.$eval(S, (s) => s.dataset.bleu)) > 0.9, 'the shipped model scores above 0.9 held out');
+      await page.evaluate(() => document.fonts.ready);
+      await page.locator(S).screenshot({ path: site.shot(`desktop-${kind}-shipped.png`) });
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
 
   test('training from scratch: the loss falls, the heatmap changes, BLEU reaches 0.8 (seconds reported)', async (t) => {
     const { page, errors } = await open();
@@ -97,15 +125,36 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     await page.close();
   });
 
-  test('the Transformer trains from scratch: BLEU reaches 0.8 within 60 s of training, its heads drawn', async (t) => {
-    const { page, errors } = await open('?bd.model=transformer');
+  test('the Transformer trains from scratch: BLEU reaches 0.8 within 60 s of training, its heads drawn, Bahdanau\'s run beside it', async (t) => {
+    const { page, errors } = await open();
     await waitState(page, ['idle']);
-    assert.equal(await page.inputValue(`${S} select[name="model"]`), 'transformer');
-    // No shipped Transformer: the untrained one translates, and its heads are drawn.
-    await page.waitForSelector('[data-plot="bd-heads"] .heads svg');
-    assert.equal(await page.$$eval('[data-plot="bd-heads"] .heads figure', (f) => f.length), 4);
+    // A short Bahdanau run first: three BLEU measurements, then pause.
+    await page.click(`${S} button[name="start"]`);
+    await page.waitForFunction(() => JSON.parse(document.getElementById('bahdanau').dataset.bleuCurve ?? '[]').length >= 3);
+    await page.click(`${S} button[name="pause"]`);
+    await waitState(page, ['paused', 'done']);
+    const bahdanauCurve = JSON.parse(await page.$eval(S, (s) => s.dataset.bleuCurve));
+    await page.selectOption(`${S} select[name="model"]`, 'transformer');
+    await page.waitForFunction(() => location.search.includes('bd.model=transformer'));
+    await waitState(page, ['idle']);
+    // Its curve stays on the chart beside the Transformer's, dashed and named in the legend.
+    assert.deepEqual(JSON.parse(await page.$eval(S, (s) => s.dataset.pastRuns)), { bahdanau: bahdanauCurve });
+    // The shipped Transformer's heads on the probe, every block and head.
+    await page.waitForSelector('[data-plot="bd-heads"] .head-grid svg');
+    await assertEveryHead(page);
+    // The heatmaps have no tick labels: pointing at a cell names its tokens, here the probe's
+    // first word in the encoder's first head, as query and as key.
+    await (await page.$('[data-plot="bd-heads"] figure g[aria-label="cell"] rect')).hover();
+    const tip = '[data-plot="bd-heads"] g[aria-label="tip"]';
+    await page.waitForFunction((selector) => document.querySelector(selector)?.textContent, tip);
+    assert.match(await page.textContent(tip), /^\u200b?she → she: [01]\.\d\d$/); // Plot's tip starts with a zero-width space
+    const shippedHeads = await page.$eval('[data-plot="bd-heads"] .plot', (p) => p.innerHTML);
     await page.click(`${S} button[name="start"]`);
     await waitState(page, ['running']);
+    // They are redrawn from the fresh model, then again as it learns.
+    await page.waitForFunction((html) => document.querySelector('[data-plot="bd-heads"] .plot').innerHTML !== html, shippedHeads);
+    const early = await page.$eval('[data-plot="bd-heads"] .plot', (p) => p.innerHTML);
+    await page.waitForFunction((html) => document.querySelector('[data-plot="bd-heads"] .plot').innerHTML !== html, early);
     await page.waitForFunction(() => Number(document.getElementById('bahdanau').dataset.bleu) >= 0.8
       || Number(document.getElementById('bahdanau').dataset.bleuSeconds) > 60
       || document.getElementById('bahdanau').dataset.trainState === 'done', null, { timeout: 150000 });
@@ -114,14 +163,24 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     t.diagnostic(`Transformer: held-out BLEU by training seconds: ${curve.map(([sec, b, n]) => `${sec} s (step ${n}): ${b}`).join(', ')}`);
     await writeFile(site.shot('transformer.json'), `${JSON.stringify({ reached: Number(data.bleu), seconds: Number(data.bleuSeconds), curve }, null, 2)}\n`);
     assert.ok(Number(data.bleu) >= 0.8 && Number(data.bleuSeconds) <= 60, `held-out BLEU ${data.bleu} at ${data.bleuSeconds} s`);
+    await page.waitForFunction(() => document.querySelectorAll('[data-plot="bd-bleu"] g[aria-label="line"]').length === 2);
+    const legend = await page.textContent('[data-plot="bd-bleu"] .plot');
+    assert.match(legend, /Transformer \(d2l 11\.7\), this run/);
+    assert.match(legend, /Bahdanau \(GRU \+ attention\), its last run on this page/);
     await page.click(`${S} button[name="pause"]`);
     await waitState(page, ['paused', 'done']);
     // Where training paused depends on the machine's speed, so the words may still be off by one
-    // (chez lui for chez moi): the translation is French, and each head is drawn for it.
+    // (chez lui for chez moi): the translation is French; every head is drawn for the probe.
     assert.match(await translate(page, "i'm home ."), /^je suis chez \S+ \.$/);
-    assert.equal(await page.$$eval('[data-plot="bd-heads"] .heads svg', (s) => s.length), 4);
+    await assertEveryHead(page);
     await page.evaluate(() => document.fonts.ready);
     await page.locator(S).screenshot({ path: site.shot('desktop-transformer.png') });
+    // Reset: back to the shipped Transformer, not to Bahdanau's model.
+    await page.click(`${S} button[name="reset"]`);
+    await waitState(page, ['idle']);
+    assert.equal(await page.inputValue(`${S} select[name="model"]`), 'transformer');
+    await page.waitForFunction(() => /^shipped model/.test(document.querySelector('#bahdanau .train-stats').textContent));
+    assert.equal(await translate(page, "i'm home ."), 'je suis chez moi .');
     assert.deepEqual(errors, []);
     await page.close();
   });
@@ -163,15 +222,24 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     await page.close();
   });
 
-  test('phone layout: nothing wider than the screen', async () => {
-    const { page, errors } = await open('', PHONE);
-    await waitState(page, ['idle']);
-    await page.waitForSelector('[data-plot="bd-translate"] svg');
-    await page.evaluate(() => document.fonts.ready);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
-    await page.locator(S).screenshot({ path: site.shot('phone-bahdanau.png') });
-    assert.deepEqual(errors, []);
-    await page.close();
-  });
+  // On a phone the Transformer's sixteen heads wrap, two a row: none may scroll sideways inside
+  // its card either (a .plot scrolls rather than widen the page).
+  for (const kind of ['bahdanau', 'transformer']) {
+    test(`phone layout (${kind}): nothing wider than the screen`, async () => {
+      const { page, errors } = await open(`?bd.model=${kind}`, PHONE);
+      await waitState(page, ['idle']);
+      await page.waitForSelector('[data-plot="bd-translate"] svg');
+      await page.waitForSelector('[data-plot="bd-heads"] .plot > *');
+      await page.evaluate(() => document.fonts.ready);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
+      const scrolling = await page.$$eval(`${S} .plot`, (plots) => plots
+        .filter((p) => p.scrollWidth > p.clientWidth).map((p) => p.closest('[data-plot]')?.dataset.plot));
+      assert.deepEqual(scrolling, [], 'plots wider than their card');
+      await page.locator(S).screenshot({ path: site.shot(`phone-${kind}.png`) });
+      await page.locator('[data-plot="bd-heads"]').screenshot({ path: site.shot(`phone-${kind}-heads.png`) });
+      assert.deepEqual(errors, []);
+      await page.close();
+    });
+  }
 });

@@ -17,3 +17,6 @@ export const importRepo = (path) => import(pathToFileURL(repoPath(path)).href);
 
 /** A JSON file of the repository, parsed. */
 export const readRepoJson = (path) => JSON.parse(readFileSync(repoPath(path), 'utf8'));
+
+/** A file of the repository, as bytes. */
+export const readRepoBytes = (path) => new Uint8Array(readFileSync(repoPath(path)));

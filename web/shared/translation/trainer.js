@@ -1,17 +1,21 @@
-// Training and evaluating one Seq2SeqAttention on a prepared task (tasks.js): seeded minibatch
-// steps (clipped Adam, d2l's loss), held-out BLEU (d2l's, k = 2) and BLEU by source length, and
-// greedy translations with their attention. No DOM and no worker API here: the page's worker
+// Training and evaluating one of the section's models (MODELS: a Seq2SeqAttention or a
+// Transformer) on a prepared task (tasks.js): seeded minibatch steps (clipped Adam, d2l's loss),
+// held-out BLEU (d2l's, k = 2) and BLEU by source length, and greedy translations with their
+// attention. No DOM and no worker API here: the page's worker
 // (web/src/sections/bahdanau/train-worker.js) and scripts/train-page-model.js both drive it.
 
 import { decodeTokens, encodeSources } from './arrays.js';
+import { cutMatrix, headMatrices, meanOverHeads } from './attention-maps.js';
 import { batches } from './batches.js';
 import { bleuByLength, sentenceBleus } from './bleu.js';
 import { BOS, EOS, PAD } from './text.js';
 
 /**
  * The section's models, each with its settings: d2l's GRU encoder-decoder with Bahdanau
- * attention (the shipped model), the same without attention (d2l's plain decoder), and d2l's
- * Transformer. `model` is the package class's config, `training` the step's.
+ * attention, the same without attention (d2l's plain decoder), and d2l's Transformer. `model` is
+ * the package class's config, `training` the step's; `shipped` marks the kinds of which
+ * scripts/train-page-model.js ships a trained model per task (shippedModelName), so the page
+ * translates at once with them.
  */
 // Bahdanau: chosen by measuring held-out BLEU against seconds of training (see
 // scripts/train-page-model.js): one GRU layer of 64 learns fra-eng faster per second than two
@@ -21,6 +25,7 @@ export const MODELS = {
   bahdanau: {
     label: 'Bahdanau (GRU + attention)',
     className: 'Seq2SeqAttention',
+    shipped: true,
     model: { embedSize: 32, numHiddens: 64, numLayers: 1, dropout: 0, attention: true },
     training: { batchSize: 32, lr: 0.01, clip: 1 },
   },
@@ -33,31 +38,22 @@ export const MODELS = {
   transformer: {
     label: 'Transformer (d2l 11.7)',
     className: 'Transformer',
+    shipped: true,
     model: { numHiddens: 32, ffnNumHiddens: 64, numHeads: 4, numBlks: 2, dropout: 0 },
     training: { batchSize: 32, lr: 0.005, clip: 1 },
   },
 };
 export const modelNames = Object.keys(MODELS);
-/** The shipped model's settings. */
+/** Bahdanau's settings, which the section's explanation quotes. */
 export const { model: MODEL, training: TRAINING } = MODELS.bahdanau;
+/** The file name (without extension) of the shipped model of `kind` for `task`, in web/public/models/. */
+export const shippedModelName = (kind, task) => `${kind}-${task}`;
 export const EPOCHS = 20;
 export const BLEU_K = 2;
 /** Sources of at least this many words count as long (Bahdanau et al.'s figure). */
 export const LONG_WORDS = 20;
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-
-// [B, heads, T, S] -> [B, T, S], the mean over the heads.
-function meanOverHeads({ data, shape: [B, heads, T, S] }) {
-  const out = new Float32Array(B * T * S);
-  for (let b = 0; b < B; b++) {
-    for (let h = 0; h < heads; h++) {
-      const from = (b * heads + h) * T * S;
-      for (let x = 0; x < T * S; x++) out[b * T * S + x] += data[from + x] / heads;
-    }
-  }
-  return { data: out, shape: [B, T, S] };
-}
 
 export class Trainer {
   /**
@@ -129,16 +125,28 @@ export class Trainer {
 
   /**
    * Greedy translation of source arrays: { tokens: string[][], lengths, attention [B, maxLen, Ts]
-   * or null, heads [B, heads, maxLen, Ts] or null }. A Transformer's attention is its last
-   * block's cross-attention, averaged over the heads (which `heads` keeps apart).
+   * or null, cross: a Transformer's cross-attention (an array over its decoder blocks of
+   * [B, heads, maxLen, Ts]) or null, maxLen }. A Transformer's `attention` is its last block's
+   * cross-attention, averaged over the heads.
    */
   #translate(src, srcValidLens) {
     const maxLen = this.data.numSteps + 2;
     const out = this.model.translate(src, srcValidLens, { bos: this.ids.bos, eos: this.ids.eos, maxLen });
     const [B] = out.tokens.shape;
     const tokens = Array.from({ length: B }, (_, i) => decodeTokens(out.tokens.data.subarray(i * maxLen, (i + 1) * maxLen), this.data.tgtVocab));
-    const heads = out.attention?.decoderCross?.at(-1) ?? null;
-    return { tokens, lengths: out.lengths, attention: heads ? meanOverHeads(heads) : out.attention, heads, maxLen };
+    const cross = out.attention?.decoderCross ?? null;
+    return { tokens, lengths: out.lengths, attention: cross ? meanOverHeads(cross.at(-1)) : out.attention, cross, maxLen };
+  }
+
+  /**
+   * A Transformer's encoder self-attention over the sources (an array over its blocks of
+   * [B, heads, Ts, Ts]). The encoder does not depend on the target, so the forward is given '<bos>'
+   * alone to decode.
+   */
+  #encoderAttention(src, srcValidLens) {
+    const [B] = src.shape;
+    const bos = { data: new Int32Array(B).fill(this.ids.bos), shape: [B, 1] };
+    return this.model.forward(src, srcValidLens, bos).attention.encoder;
   }
 
   /**
@@ -165,31 +173,30 @@ export class Trainer {
    * Greedy translations of sentences as a visitor types them (`prepare` turns the text into the
    * corpus's spelling): [{ source: tokens incl. '<eos>', unknown: Set of source positions read
    * as '<unk>', output: tokens incl. '<eos>' when produced, attention: Float32Array
-   * [output.length × source.length] or null, heads: a Transformer's per-head weights, one such
-   * Float32Array per head of its last block, or null }].
+   * [output.length × source.length] or null, heads }]. With { heads: true }, a Transformer's
+   * `heads` are every head of every block, { encoder, cross }: each an array over the blocks of
+   * an array over the heads of Float32Array, source.length × source.length (encoder
+   * self-attention) or output.length × source.length (decoder cross-attention); otherwise null.
    */
-  translateText(texts, prepare) {
+  translateText(texts, prepare, { heads = false } = {}) {
     const prepared = texts.map(prepare);
     const encoded = encodeSources(prepared, this.data.srcVocab, this.data.numSteps);
-    const { tokens, lengths, attention, heads, maxLen } = this.#translate(encoded.src, encoded.srcValidLens);
+    const { tokens, lengths, attention, cross, maxLen } = this.#translate(encoded.src, encoded.srcValidLens);
+    const encoder = heads && cross ? this.#encoderAttention(encoded.src, encoded.srcValidLens) : null;
     const Ts = this.data.numSteps;
     return texts.map((_, i) => {
       const source = encoded.tokens[i].slice(0, Ts);
       const cols = encoded.srcValidLens[i];
       const rows = lengths[i];
       const output = tokens[i].length < rows ? [...tokens[i], EOS] : tokens[i];
-      // Matrix m of a [.., maxLen, Ts] batch, cut to the sentence's rows and columns.
-      const cut = (data, m) => {
-        const weights = new Float32Array(rows * cols);
-        for (let r = 0; r < rows; r++) weights.set(data.subarray((m * maxLen + r) * Ts, (m * maxLen + r) * Ts + cols), r * cols);
-        return weights;
-      };
-      const headCount = heads?.shape[1] ?? 0;
       const unknown = new Set(encoded.unknown.filter((u) => u.row === i).map((u) => u.position));
       return {
         source: source.slice(0, cols), unknown, output: output.slice(0, rows),
-        attention: attention ? cut(attention.data, i) : null,
-        heads: heads ? Array.from({ length: headCount }, (_, h) => cut(heads.data, i * headCount + h)) : null,
+        attention: attention ? cutMatrix(attention.data, i, [maxLen, Ts], rows, cols) : null,
+        heads: encoder ? {
+          encoder: encoder.map((block) => headMatrices(block, i, cols, cols)),
+          cross: cross.map((block) => headMatrices(block, i, rows, cols)),
+        } : null,
       };
     });
   }

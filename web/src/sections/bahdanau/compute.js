@@ -1,16 +1,41 @@
 // What section 5 shows, folded from the training worker's reports (train-worker.js lists them):
 // the current model's loss and BLEU history, its latest figures, the probe's and the visitor's
-// translations, and the with/without-attention comparison. Plain data in and out; the training
-// itself runs in the worker (web/shared/translation/trainer.js).
+// translations, the with/without-attention comparison, and the BLEU curve of the last run of
+// each kind of model trained on this page. Plain data in and out; the training itself runs in
+// the worker (web/shared/translation/trainer.js).
 
-import { EPOCHS, LONG_WORDS } from '../../../shared/translation/trainer.js';
+import { EPOCHS, LONG_WORDS, MODELS } from '../../../shared/translation/trainer.js';
 
 const fmt = (x, digits = 3) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 
-/** A view with no history, for model `run` (-1: none yet); the comparison survives. */
-export const freshView = (run = -1, compare = null) => ({
-  run, losses: [], bleus: [], last: null, probe: null, translation: null, compare, tokensPerSecond: NaN,
+/**
+ * A view with no history, for model `run` (-1: none yet) of `kind` on `task` (both undefined
+ * until the worker names them); the comparison survives.
+ */
+export const freshView = (run = -1, compare = null, { kind, task } = {}) => ({
+  run, kind, task, losses: [], bleus: [], last: null, probe: null, translation: null, compare, tokensPerSecond: NaN,
 });
+
+/**
+ * Replaces current.view with a fresh one (freshView's arguments after the comparison). A view
+ * that trained on this page leaves its BLEU curve behind in current.pastRuns[task][kind], the last
+ * run of its kind there, for the next runs' BLEU chart to show beside theirs.
+ */
+export function replaceView(current, run, names) {
+  const { view } = current;
+  if (view.kind && view.task && view.losses.length > 0 && view.bleus.length > 1) {
+    current.pastRuns[view.task] = { ...current.pastRuns[view.task], [view.kind]: view.bleus };
+  }
+  current.view = freshView(run, view.compare, names);
+}
+
+/**
+ * The curves the BLEU chart shows beside the view's: the last run on this page of each other
+ * kind of model, on the same task. [{ kind, label, points: [{ seconds, bleu }] }].
+ */
+export const pastRunsBeside = ({ view, pastRuns }) => Object.entries(pastRuns[view.task] ?? {})
+  .filter(([kind]) => kind !== view.kind)
+  .map(([kind, points]) => ({ kind, label: `${MODELS[kind].label}, its last run on this page`, points }));
 
 /** Whether a report belongs to a model other than the view's (a fresh start, a reset, a task). */
 export const startsNewRun = (view, m) => m.run !== view.run && ['state', 'probe', 'eval'].includes(m.type);

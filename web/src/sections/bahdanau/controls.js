@@ -43,7 +43,7 @@ export function trainingBar({ id, values, section, send, onTask, trainState }) {
     onClick: () => send({ type: trainState() === 'running' ? 'pause' : 'resume' }),
   });
   const reset = button({ name: 'reset', label: 'Reset', onClick: () => send({ type: 'reset' }) });
-  reset.element.title = 'Back to the shipped model (Bahdanau), or to untrained weights (the others)';
+  reset.element.title = 'Back to the shipped model of this kind (untrained weights for a kind that ships none)';
   const buttons = document.createElement('div');
   buttons.className = 'control control-buttons';
   buttons.append(start.element, pause.element, reset.element);

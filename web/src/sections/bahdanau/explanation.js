@@ -3,7 +3,7 @@
 
 import { EPOCHS, MODEL, MODELS, TRAINING } from '../../../shared/translation/trainer.js';
 
-const TF = MODELS.transformer.model;
+const { model: TF, training: TF_TRAINING } = MODELS.transformer;
 
 export const TEXT = `
 <p>Bahdanau, Cho and Bengio's encoder–decoder reads the source with a GRU, and at every output
@@ -25,10 +25,15 @@ never trains on. A model trained the same way ships with the page, so it transla
 <p>The <em>model</em> menu swaps the GRU for <strong>d2l's Transformer</strong> (section 11.7):
 ${TF.numBlks} encoder and ${TF.numBlks} decoder blocks of width ${TF.numHiddens}, each attention
 layer with ${TF.numHeads} heads, no recurrence at all — positions enter as sinusoidal encodings,
-and every output word attends over the whole source in every block. It has no shipped model:
-train it and watch its heads (below the translation) each settle on their own alignment; the
-heatmap of the translation is their mean. Greedy translation keeps each decoder block's keys and
-values in a cache, so every new word costs one query's attention.</p>`;
+and every output word attends over the whole source in every block. A Transformer trained the
+same way (Adam, learning rate ${TF_TRAINING.lr}, ${EPOCHS} passes) ships with the page too, so it
+translates at once. Train it from scratch and watch its heads settle, each on an alignment of
+its own: below the probe's heatmap (which is the mean of the last block's cross-attention
+heads) are all of them, the encoder's self-attention and the decoder's cross-attention for every
+block and head. Greedy translation keeps each decoder block's keys and values in a cache, so
+every new word costs one query's attention. The BLEU chart keeps the last run of each model you
+train here, dashed beside the current one: train Bahdanau's, then the Transformer, and compare
+them on the same task, in the same browser, on the same machine.</p>`;
 
 export const COMPARE_TEXT = `
 <h3>With vs without attention</h3>

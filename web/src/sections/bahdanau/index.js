@@ -1,9 +1,11 @@
-// 6. Bahdanau attention: learning to align. A GRU encoder-decoder with additive attention
-// (the package's Seq2SeqAttention, d2l's model) trains in a Web Worker (train-worker.js) on a
+// 5. Bahdanau attention and the Transformer: learning to align. A GRU encoder-decoder with
+// additive attention (the package's Seq2SeqAttention, d2l's model), or another model of the menu
+// (d2l's Transformer, a decoder without attention), trains in a Web Worker (train-worker.js) on a
 // generated English -> French corpus or on dates; this module owns the URL state and the layout
 // of the controls (controls.js) and the plots, and passes what the worker reports through
-// worker-messages.js to the parts that redraw (parts.js). A model trained by
-// scripts/train-page-model.js ships with the page, so translation works before any training.
+// worker-messages.js to the parts that redraw (parts.js). Models trained by
+// scripts/train-page-model.js ship with the page (Bahdanau's and the Transformer), so
+// translation works before any training.
 
 import { controlBar, textField } from '../../ui/controls.js';
 import { prose } from '../../ui/math.js';
@@ -16,7 +18,7 @@ import { freshView } from './compute.js';
 import { compareBar, showTrainState, trainingBar } from './controls.js';
 import { COMPARE_TEXT, TEXT } from './explanation.js';
 import { sectionParts } from './parts.js';
-import { foldWorkerMessage } from './worker-messages.js';
+import { foldWorkerMessage, startView } from './worker-messages.js';
 
 const paragraph = (className) => {
   const p = document.createElement('p');
@@ -26,18 +28,18 @@ const paragraph = (className) => {
 
 export function mountBahdanau(root) {
   const state = urlState('bd', { task: 'fra-eng', model: 'bahdanau', seed: 0, cmp: 5 }, root.id);
-  const section = scaffold(root, { number: 5, title: 'Bahdanau attention: learning to align', state });
+  const section = scaffold(root, { number: 5, title: 'Bahdanau attention and the Transformer: learning to align', state });
   const { values } = state;
   if (!TASKS[values.task]) values.task = 'fra-eng';
   if (!MODELS[values.model]) values.model = 'bahdanau';
   root.dataset.trainState = 'loading';
-  const current = { view: freshView(), translationId: 0 };
+  const current = { view: freshView(), pastRuns: {}, translationId: 0 };
 
   const send = (message) => worker.postMessage(message);
   const training = trainingBar({
     id: root.id, values, section, send, trainState: () => root.dataset.trainState,
     onTask: (task) => {
-      current.view = freshView(-1, current.view.compare);
+      startView(current, root.dataset);
       sentence.value = TASKS[task].examples[0];
     },
   });
@@ -49,13 +51,14 @@ export function mountBahdanau(root) {
   const probeCard = card('Alignment of the probe sentence (not a training pair)', { name: 'bd-probe' });
   const probeLine = paragraph('readout probe-line');
   probeCard.figure.insertBefore(probeLine, probeCard.body);
+  const headsCard = card('The Transformer’s heads on the probe sentence, every block', { name: 'bd-heads', wide: true });
 
   const sentence = textField({
     name: 'sentence', label: 'your sentence (greedy translation below)', value: TASKS[values.task].examples[0],
     onInput: () => requestTranslation(),
   });
   const translateCard = card('Its alignment', { name: 'bd-translate' });
-  const headsCard = card('The Transformer’s heads (last block’s attention over the source)', { name: 'bd-heads', wide: true });
+
   const translation = document.createElement('div');
   translation.className = 'translation';
   translation.setAttribute('aria-live', 'polite');
@@ -76,10 +79,10 @@ export function mountBahdanau(root) {
     training.element,
     stats,
     plotGrid(lossCard, bleuCard, probeCard),
+    plotGrid(headsCard),
     controlBar(sentence),
     translation,
     plotGrid(translateCard),
-    plotGrid(headsCard),
     prose(COMPARE_TEXT),
     comparison.element,
     compareText,

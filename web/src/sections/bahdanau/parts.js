@@ -1,10 +1,11 @@
 // The parts of the section that redraw as the worker reports, each from the current view
 // (compute.js) with the plots of plots.js: the progress and stats lines, the loss and BLEU
-// curves, the probe's alignment, the visitor's translation and the comparison.
+// curves, the probe's alignment (and a Transformer's every head on it), the visitor's translation
+// and the comparison.
 
 import { widthOf } from '../../ui/plot.js';
-import { EPOCHS } from '../../../shared/translation/trainer.js';
-import { compareLine, progressLine, statsLine } from './compute.js';
+import { EPOCHS, MODELS } from '../../../shared/translation/trainer.js';
+import { compareLine, pastRunsBeside, progressLine, statsLine } from './compute.js';
 import { alignmentPlot, bleuPlot, headsPlot, lengthPlot, lossPlot, translationLines } from './plots.js';
 import { bumpCount } from './worker-messages.js';
 
@@ -19,13 +20,15 @@ export function sectionParts(current, dataset, elements) {
     },
     curves: () => {
       lossCard.body.replaceChildren(lossPlot(current.view.losses, widthOf(lossCard.body, { max: 560 })));
-      bleuCard.body.replaceChildren(bleuPlot(current.view.bleus, widthOf(bleuCard.body, { max: 560 })));
+      const run = { label: `${MODELS[current.view.kind]?.label ?? 'this model'}, this run`, points: current.view.bleus };
+      bleuCard.body.replaceChildren(bleuPlot(run, pastRunsBeside(current), widthOf(bleuCard.body, { max: 560 })));
     },
     probe: () => {
       const { probe } = current.view;
       if (!probe) return;
       probeLine.textContent = `${probe.source.join(' ')}  →  ${probe.output.join(' ')}`;
       probeCard.body.replaceChildren(alignmentPlot(probe, widthOf(probeCard.body, { max: 520 })));
+      headsCard.body.replaceChildren(headsPlot(probe, widthOf(headsCard.body, { max: 900 })));
     },
     translation: () => {
       const { translation: result } = current.view;
@@ -33,7 +36,6 @@ export function sectionParts(current, dataset, elements) {
       translation.replaceChildren(...translationLines(result));
       bumpCount(dataset, 'translations');
       translateCard.body.replaceChildren(alignmentPlot(result, widthOf(translateCard.body, { max: 560 })));
-      headsCard.body.replaceChildren(headsPlot(result, widthOf(headsCard.body, { max: 900 })));
     },
     compare: () => {
       const { compare } = current.view;

@@ -1,7 +1,7 @@
 // The section's pictures, each a pure function of what the worker reported: the loss curve,
 // held-out BLEU against training time, an alignment heatmap (source tokens across, target
-// tokens down), a sentence's source tokens with the unknown ones flagged and its translation,
-// and BLEU by source length with and without attention.
+// tokens down), every head of a Transformer, a sentence's source tokens with the unknown ones
+// flagged and its translation, and BLEU by source length with and without attention.
 
 import * as Plot from '@observablehq/plot';
 import { heatmap } from '../../ui/heatmap.js';
@@ -29,18 +29,31 @@ export function lossPlot(points, width) {
   });
 }
 
-/** Held-out BLEU over training time. points: [{ seconds, bleu }]; target: the 0.8 line. */
-export function bleuPlot(points, width, target = 0.8) {
-  if (points.length < 2) return note('Held-out BLEU is measured about once a second while a run trains.');
+const PAST_COLOURS = ['#7a5195', '#6b6b6b'];
+
+/**
+ * Held-out BLEU over training time: the run on show ({ label, points: [{ seconds, bleu }] }),
+ * solid with its measurements as dots, and dashed beside it `past`, the last runs of other
+ * models on this page (compute.js, pastRunsBeside), in the same browser on the same machine, so
+ * their seconds compare. target: the 0.8 line.
+ */
+export function bleuPlot(run, past, width, target = 0.8) {
+  const series = [{ ...run, colour: BLUE }, ...past.map((p, i) => ({ ...p, colour: PAST_COLOURS[i % PAST_COLOURS.length], dashed: true }))]
+    .filter((s) => s.points.length > 1);
+  if (series.length === 0) return note('Held-out BLEU is measured about once a second while a run trains.');
   return Plot.plot({
     width, height: 220, marginLeft: 44, marginBottom: 36,
-    x: { label: 'training time (s) →', domain: [0, Math.max(10, ...points.map((p) => p.seconds))] },
+    x: { label: 'training time (s) →', domain: [0, Math.max(10, ...series.flatMap((s) => s.points.map((p) => p.seconds)))] },
     y: { label: '↑ held-out BLEU (k = 2)', domain: [0, 1], grid: true },
+    // A legend once another run is drawn: the dashed curve is only told apart by it.
+    color: { domain: series.map((s) => s.label), range: series.map((s) => s.colour), legend: series.some((s) => s.dashed) },
     marks: [
       Plot.ruleY([target], { stroke: ORANGE, strokeDasharray: '4 3' }),
       Plot.text([target], { y: (d) => d, frameAnchor: 'left', dx: 4, dy: -7, text: () => `BLEU ${target}`, fill: ORANGE, fontSize: 10, textAnchor: 'start' }),
-      Plot.line(points, { x: 'seconds', y: 'bleu', stroke: BLUE, strokeWidth: 2 }),
-      Plot.dot(points, { x: 'seconds', y: 'bleu', fill: BLUE, r: 2.5 }),
+      ...series.flatMap(({ label, points, dashed }) => [
+        Plot.line(points, { x: 'seconds', y: 'bleu', stroke: () => label, strokeWidth: 2, strokeDasharray: dashed ? '6 4' : undefined }),
+        dashed ? null : Plot.dot(points, { x: 'seconds', y: 'bleu', fill: () => label, r: 2.5 }),
+      ]),
     ],
   });
 }
@@ -73,28 +86,65 @@ export function alignmentPlot(result, width) {
   return plot;
 }
 
+// The two kinds of attention a Transformer's heads card shows: what its rows and columns are.
+const HEAD_GROUPS = [
+  ['encoder', 'encoder self-attention', 'each source token (row) over the source tokens (columns)'],
+  ['cross', 'decoder cross-attention', 'each output token (row) over the source tokens (columns)'],
+];
+const HEAD_GAP = 12; // px between heatmaps, as .head-grid's gap in style.css
+const HEAD_MARGIN = 4;
+const CAPTION_PX = 100; // "block 1 · head 1" at 12 px, with room to spare
+
 /**
- * A Transformer's heads side by side: each head's attention over the source in the last
- * decoder block (the heatmap above is their mean). Other models have one attention.
+ * One head's heatmap, `queries` (rows) over `source` (columns), under its caption `label`. The
+ * cells are too small for tick labels, so pointing at one (or tapping it) names its two tokens.
+ */
+function headFigure(values, { label, name, queries, source, cell }) {
+  const figure = document.createElement('figure');
+  const caption = document.createElement('figcaption');
+  caption.textContent = label;
+  const cells = Array.from(values, (v, k) => ({ i: Math.floor(k / source.length), j: k % source.length, v }));
+  const plot = heatmap({
+    values, rows: queries.length, cols: source.length, cell, rowLabel: (i) => queries[i], colLabel: (j) => source[j],
+    x: { axis: null }, y: { axis: null }, raster: false,
+    margins: { left: HEAD_MARGIN, bottom: HEAD_MARGIN, top: HEAD_MARGIN, right: HEAD_MARGIN },
+    marks: [Plot.tip(cells, Plot.pointer({ x: 'j', y: 'i', title: (d) => `${queries[d.i]} → ${source[d.j]}: ${d.v.toFixed(2)}` }))],
+  });
+  plot.setAttribute('aria-label', `${name}, ${label}: ${queries.length} tokens over ${source.length} source tokens`);
+  figure.append(caption, plot);
+  return figure;
+}
+
+/**
+ * Every head of a Transformer on one sentence, each heatmap labelled "block b · head h" (1-based):
+ * the encoder's self-attention and the decoder's cross-attention, a group each, a row per block
+ * (where the heads fit on it with cells of 10 px, else two a row: a phone). result:
+ * Trainer.translateText's entry with { heads: true }.
  */
 export function headsPlot(result, width) {
   if (!result.heads) return note('This model has no heads: choose the Transformer to see them form.');
   const { source, output } = result;
-  const count = result.heads.length;
-  const cell = Math.max(8, Math.min(20, Math.floor((width / count - 40) / source.length)));
+  const perBlock = result.heads.encoder[0].length;
+  // The width each heatmap gets with `perRow` of them a row.
+  const slot = (perRow) => (width - (perRow - 1) * HEAD_GAP) / perRow;
+  const perRow = slot(perBlock) >= Math.max(CAPTION_PX, 2 * HEAD_MARGIN + 10 * source.length) ? perBlock : 2;
+  const cell = Math.max(4, Math.min(20, Math.floor((slot(perRow) - 2 * HEAD_MARGIN) / source.length)));
   const box = document.createElement('div');
-  box.className = 'heads';
-  box.append(...result.heads.map((values, h) => {
-    const figure = document.createElement('figure');
-    const caption = document.createElement('figcaption');
-    caption.textContent = `head ${h + 1}`;
-    const plot = heatmap({
-      values, rows: output.length, cols: source.length, cell, rowLabel: (i) => output[i], colLabel: (j) => source[j],
-      x: { axis: null }, y: { axis: null }, margins: { left: 4, bottom: 4, top: 4, right: 4 }, raster: false,
+  box.className = 'head-groups';
+  box.append(...HEAD_GROUPS.map(([key, name, rows]) => {
+    const group = document.createElement('section');
+    group.className = 'head-group';
+    const heading = document.createElement('h4');
+    heading.textContent = name;
+    const queries = key === 'encoder' ? source : output;
+    const grids = result.heads[key].map((block, b) => {
+      const grid = document.createElement('div');
+      grid.className = 'head-grid';
+      grid.append(...block.map((values, h) => headFigure(values, { label: `block ${b + 1} · head ${h + 1}`, name, queries, source, cell })));
+      return grid;
     });
-    plot.setAttribute('aria-label', `head ${h + 1}: attention of ${output.length} output tokens over ${source.length} source tokens`);
-    figure.append(caption, plot);
-    return figure;
+    group.append(heading, note(rows), ...grids);
+    return group;
   }));
   return box;
 }

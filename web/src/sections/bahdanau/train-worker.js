@@ -5,14 +5,14 @@
 //
 // page → worker: { type: 'init', task, seed, kind, modelBase }  load + shipped model
 //                { type: 'start' }   train from scratch (fresh weights from the seed)
-//                { type: 'pause' } | { type: 'resume' } | { type: 'reset' } (back to the shipped model)
+//                { type: 'pause' } | { type: 'resume' } | { type: 'reset' } (back to the kind's shipped model)
 //                { type: 'config', task?, seed?, kind? }  stops training; task or kind reloads
 //                { type: 'translate', id, texts }
 //                { type: 'compare', epochs }  trains with and without attention, side by side
-// worker → page: { type: 'state', state, run, task, shipped?, epochs? }
+// worker → page: { type: 'state', state, run, task, kind, shipped?, epochs? }
 //                { type: 'progress', run, steps, epoch, loss, tokensPerSecond, seconds }
 //                { type: 'eval', run, steps, seconds, bleu, exact, byLength }
-//                { type: 'probe', run, steps, result }
+//                { type: 'probe', run, steps, result }  the probe's translation, a Transformer's every head
 //                { type: 'translation', id, run, results }
 //                { type: 'compare-progress', epoch, epochs } | { type: 'compare', results }
 //                { type: 'error', message }

@@ -27,7 +27,7 @@ const post = (message) => postMessage({ run, ...message });
 export const reportError = (error) => post({ type: 'error', message: error?.message ?? String(error) });
 const setState = (next, extra = {}) => {
   state = next;
-  post({ type: 'state', state, task: config.task, epochs: TRAIN_EPOCHS, ...extra });
+  post({ type: 'state', state, task: config.task, kind: config.kind, epochs: TRAIN_EPOCHS, ...extra });
 };
 const seconds = () => clock?.seconds ?? 0;
 
@@ -38,12 +38,12 @@ function replaceTrainer(next) {
   clock = null;
 }
 
-// The model the page shows when nothing is training: the shipped one (Bahdanau's), else an
-// untrained one of the chosen kind.
+// The model the page shows when nothing is training: the shipped one of the chosen kind and
+// task, else (a kind that ships none) an untrained one.
 async function showShipped() {
   comparison = null;
   data = prepareTask(config.task);
-  const shipped = config.kind !== 'bahdanau' ? null : await loadShippedModel(attn, data, config).catch((error) => {
+  const shipped = await loadShippedModel(attn, data, config).catch((error) => {
     post({ type: 'error', message: `could not load the shipped model: ${error.message}` });
     return null;
   });
@@ -57,7 +57,8 @@ function report() {
   post({ type: 'eval', steps: trainer.steps, seconds: seconds(), epoch: trainer.progress, ...trainer.evaluate() });
 }
 
-const probe = () => trainer.translateText([taskSpec(config.task).probe], taskSpec(config.task).prepare)[0];
+// The probe's translation with every head (a Transformer's), which the section draws as it trains.
+const probe = () => trainer.translateText([taskSpec(config.task).probe], taskSpec(config.task).prepare, { heads: true })[0];
 
 async function train() {
   const myRun = run;
@@ -103,7 +104,7 @@ export async function resume() {
   await train();
 }
 
-/** Back to the shipped model. */
+/** Back to the shipped model of the kind on show. */
 export async function reset() {
   if (state === 'loading') return;
   setState('loading');

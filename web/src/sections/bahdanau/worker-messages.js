@@ -3,7 +3,7 @@
 // on the section element's dataset for the browser tests. Returns the parts of the section to
 // redraw; the caller does what touches the controls.
 
-import { addEval, addProgress, freshView, longSentenceBleu, startsNewRun } from './compute.js';
+import { addEval, addProgress, longSentenceBleu, pastRunsBeside, replaceView, startsNewRun } from './compute.js';
 
 // The current model's figures, dropped when another model's reports begin.
 const RUN_DATA = ['firstLoss', 'loss', 'bleu', 'bleuSeconds', 'bleuCurve'];
@@ -12,15 +12,28 @@ export const bumpCount = (dataset, key) => {
   dataset[key] = String(Number(dataset[key] ?? 0) + 1);
 };
 
+// A BLEU curve's point as the dataset keeps it: [seconds, bleu, steps].
+const curvePoint = (b) => [Number(b.seconds.toFixed(2)), Number(b.bleu.toFixed(4)), b.steps];
+
 /**
- * Folds message `m` into `current` ({ view, translationId: the latest translation asked for })
- * and `dataset`; the names of the parts to redraw, besides the stats line.
+ * Starts a fresh view (compute.js, replaceView) and drops the old one's figures from `dataset`,
+ * where pastRuns then holds the curves its BLEU chart shows beside its own, as
+ * { kind: [[seconds, bleu], …] }.
+ */
+export function startView(current, dataset, run = -1, names = {}) {
+  replaceView(current, run, names);
+  for (const key of RUN_DATA) delete dataset[key];
+  const past = pastRunsBeside(current);
+  dataset.pastRuns = JSON.stringify(Object.fromEntries(past.map(({ kind, points }) => [kind, points.map(curvePoint)])));
+}
+
+/**
+ * Folds message `m` into `current` ({ view, pastRuns, translationId: the latest translation
+ * asked for }) and `dataset`; the names of the parts to redraw, besides the stats line.
  */
 export function foldWorkerMessage(current, m, dataset) {
-  if (startsNewRun(current.view, m)) {
-    current.view = freshView(m.run, current.view.compare);
-    for (const key of RUN_DATA) delete dataset[key];
-  }
+  // A new run's first report is its state, which names its kind and task.
+  if (startsNewRun(current.view, m)) startView(current, dataset, m.run, { kind: m.kind, task: m.task });
   const { view } = current;
   if (m.type === 'state') {
     dataset.trainState = m.state;
@@ -35,7 +48,7 @@ export function foldWorkerMessage(current, m, dataset) {
     addEval(view, m);
     dataset.bleu = String(m.bleu);
     dataset.bleuSeconds = String(m.seconds);
-    dataset.bleuCurve = JSON.stringify(view.bleus.map((b) => [Number(b.seconds.toFixed(2)), Number(b.bleu.toFixed(4)), b.steps]));
+    dataset.bleuCurve = JSON.stringify(view.bleus.map(curvePoint));
     return ['curves'];
   } else if (m.type === 'probe' && m.run === view.run) {
     view.probe = m.result;
