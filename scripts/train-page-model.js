@@ -3,7 +3,7 @@
 // (Vite serves web/public/ as is): <kind>-<task>.safetensors (the state dict under d2l's names)
 // and <kind>-<task>.json (the kind, the vocabularies, the model and training settings, the steps,
 // and the held-out BLEU it reached). The page loads the file of the kind and task on show
-// (web/src/sections/bahdanau/shipped-model.js) for every kind marked `shipped` in MODELS.
+// (web/src/sections/seq2seq/shipped-model.js) for every kind marked `shipped` in MODELS.
 //
 // Run after scripts/build-wasm.sh, from the repository root:
 //   node scripts/train-page-model.js                      # Bahdanau, both tasks, default settings

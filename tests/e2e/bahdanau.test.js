@@ -138,7 +138,7 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
     await page.waitForFunction(() => location.search.includes('bd.model=transformer'));
     await waitState(page, ['idle']);
     // Its curve stays on the chart beside the Transformer's, dashed and named in the legend.
-    assert.deepEqual(JSON.parse(await page.$eval(S, (s) => s.dataset.pastRuns)), { bahdanau: bahdanauCurve });
+    await page.waitForFunction((runs) => document.getElementById('bahdanau').dataset.pastRuns === runs, JSON.stringify({ bahdanau: bahdanauCurve }));
     // The shipped Transformer's heads on the probe, every block and head.
     await page.waitForSelector('[data-plot="bd-heads"] .head-grid svg');
     await assertEveryHead(page);
