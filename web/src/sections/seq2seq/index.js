@@ -2,7 +2,8 @@
 // a Web Worker of the section's own (train-worker.js) on a generated English -> French corpus or
 // on dates, with its loss, held-out BLEU against time (beside the last runs of other models on
 // the page: past-runs.js), the probe sentence's alignment and a sentence of the visitor's.
-// A section configures it (section 5, ../bahdanau/): its number and title, URL prefix, models,
+// Sections 5 (Bahdanau, ../bahdanau/) and 6 (the Transformer, ../transformer/) are two
+// configurations of this one implementation: their number and title, URL prefix, models,
 // explanation and cards. This module owns the URL state and the layout of the controls
 // (controls.js) and the cards, and passes what the worker reports through worker-messages.js to
 // the parts that redraw (parts.js). Models trained by scripts/train-page-model.js ship with the
@@ -27,7 +28,7 @@ const paragraph = (className) => {
 };
 
 /**
- * The comparison of models with and without attention: its explanation, its bar
+ * The comparison of models with and without attention (section 5's): its explanation, its bar
  * (epochs each, in the URL as `cmp`), its status line and its card, named `${prefix}-compare`.
  * onCompare(epochs) starts it.
  */
