@@ -14,7 +14,7 @@ import { seq2seqSection } from './seq2seq-section.js';
 import { useBuiltSite } from './site.js';
 
 const {
-  S, plot, dataset, trainState, waitState, drawing, waitRedrawn, translate, assertShippedTranslates, assertTaskAndSeedInUrl,
+  S, plot, dataset, trainState, waitState, drawing, waitRedrawn, translate, openShipped, assertTaskAndSeedInUrl,
   assertPhoneLayout,
 } = seq2seqSection('bahdanau', 'bd');
 const probe = `${plot('probe')} .plot`;
@@ -24,9 +24,7 @@ for (const engine of ENGINES) describe(`section 5: Bahdanau attention (${engine}
   const { open } = site;
 
   test('the shipped Bahdanau model translates d2l’s examples at once and flags unknown words', async () => {
-    const { page, errors } = await open();
-    assert.equal(await page.textContent('#bahdanau-title'), '5 Bahdanau attention: learning to align');
-    await assertShippedTranslates(page, site.shot('desktop-bahdanau-shipped.png'));
+    const { page, errors } = await openShipped(site, '5 Bahdanau attention: learning to align');
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -33,10 +33,13 @@ export function seq2seqSection(id, prefix) {
     return (await output(page)).replace(/^→ /, '');
   }
 
-  // The shipped model of the page just opened translates d2l's examples at once, draws their
-  // alignment, flags a word outside the vocabulary and scores above 0.9 held out; `shot` is the
-  // screenshot's path.
-  async function assertShippedTranslates(page, shot) {
+  // Opens the page of `site` (useBuiltSite's) and checks the section's heading, and that its
+  // shipped model translates d2l's examples at once, draws their alignment, flags a word outside
+  // the vocabulary and scores above 0.9 held out; the section's screenshot goes to
+  // desktop-<id>-shipped.png. { page, errors } for the caller's further checks.
+  async function openShipped(site, heading) {
+    const { page, errors } = await site.open();
+    assert.equal(await page.textContent(`#${id}-title`), heading);
     await waitState(page, ['idle']);
     await page.waitForSelector(`${S} .translation-output`);
     assert.match(await page.textContent(`${S} .train-stats`), /^shipped model: held-out BLEU/);
@@ -57,7 +60,8 @@ export function seq2seqSection(id, prefix) {
     assert.match(await page.textContent(`${S} .probe-line`), /she likes the black cats \. <eos> {2}→ {2}elle aime les chats noirs \. <eos>/);
     assert.ok(Number((await dataset(page)).bleu) > 0.9, 'the shipped model scores above 0.9 held out');
     await page.evaluate(() => document.fonts.ready);
-    await page.locator(S).screenshot({ path: shot });
+    await page.locator(S).screenshot({ path: site.shot(`desktop-${id}-shipped.png`) });
+    return { page, errors };
   }
 
   // Task and seed come from the URL under the section's prefix: the controls show them, the
@@ -100,6 +104,6 @@ export function seq2seqSection(id, prefix) {
 
   return {
     S, plot, dataset, trainState, waitState, output, drawing, waitRedrawn, translate,
-    assertShippedTranslates, assertTaskAndSeedInUrl, assertPhoneLayout,
+    openShipped, assertTaskAndSeedInUrl, assertPhoneLayout,
   };
 }

@@ -14,7 +14,7 @@ import { seq2seqSection } from './seq2seq-section.js';
 import { useBuiltSite } from './site.js';
 
 const {
-  S, plot, dataset, waitState, drawing, waitRedrawn, translate, assertShippedTranslates, assertTaskAndSeedInUrl,
+  S, plot, dataset, waitState, drawing, waitRedrawn, translate, openShipped, assertTaskAndSeedInUrl,
   assertPhoneLayout,
 } = seq2seqSection('transformer', 'tf');
 const bahdanau = seq2seqSection('bahdanau', 'bd');
@@ -47,10 +47,8 @@ for (const engine of ENGINES) describe(`section 6: the Transformer (${engine})`,
   const { open } = site;
 
   test('the shipped Transformer translates d2l’s examples at once, every head drawn', async () => {
-    const { page, errors } = await open();
-    assert.equal(await page.textContent('#transformer-title'), '6 The Transformer: attention is all you need');
+    const { page, errors } = await openShipped(site, '6 The Transformer: attention is all you need');
     assert.equal(await page.$(`${S} select[name="model"]`), null, 'one model: no menu');
-    await assertShippedTranslates(page, site.shot('desktop-transformer-shipped.png'));
     await page.waitForSelector(`${heads} .head-grid svg`);
     await assertEveryHead(page);
     // The heatmaps have no tick labels: pointing at a cell names its tokens, here the probe's
