@@ -1,9 +1,9 @@
-// Trains the models that ship with the page's section 5 ("Bahdanau attention and the
-// Transformer: learning to align", whose model menu offers both) and writes them to web/public/models/
-// (Vite serves web/public/ as is): <kind>-<task>.safetensors (the state dict under d2l's names)
-// and <kind>-<task>.json (the kind, the vocabularies, the model and training settings, the steps,
-// and the held-out BLEU it reached). The page loads the file of the kind and task on show
-// (web/src/sections/bahdanau/shipped-model.js) for every kind marked `shipped` in MODELS.
+// Trains the models that ship with the page's seq2seq sections (5, Bahdanau's, and 6, the
+// Transformer's) and writes them to web/public/models/ (Vite serves web/public/ as is):
+// <kind>-<task>.safetensors (the state dict under d2l's names) and <kind>-<task>.json (the kind,
+// the vocabularies, the model and training settings, the steps, and the held-out BLEU it reached).
+// The page loads the file of the kind and task on show (web/src/sections/seq2seq/shipped-model.js)
+// for every kind marked `shipped` in MODELS.
 //
 // Run after scripts/build-wasm.sh, from the repository root:
 //   node scripts/train-page-model.js                      # Bahdanau, both tasks, default settings

@@ -21,7 +21,7 @@ export default defineConfig({
     headers: ISOLATION_HEADERS,
   },
   preview: { headers: ISOLATION_HEADERS },
-  // The sections' workers (benchmark/worker.js, bahdanau/train-worker.js) are module workers;
+  // The sections' workers (benchmark/worker.js, seq2seq/train-worker.js) are module workers;
   // the package they load imports its wasm glue dynamically, which needs ES-module output.
   worker: { format: 'es' },
   build: {

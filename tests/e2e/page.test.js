@@ -11,7 +11,19 @@ import { serve } from '../../scripts/serve.js';
 import { ENGINES, watchErrors } from './browser.js';
 import { DESKTOP, PHONE, SITE, useBuiltSite } from './site.js';
 
-const SECTIONS = ['qkv', 'kernel-regression', 'scoring', 'multi-head', 'benchmark'];
+// Every section in the page's order (its number is its place here), and its nav entry.
+const SECTIONS = [
+  ['qkv', 'Queries, keys, values'],
+  ['kernel-regression', 'Kernel regression'],
+  ['scoring', 'Scoring functions'],
+  ['multi-head', 'Self-, cross- & multi-head'],
+  ['bahdanau', 'Learning to align'],
+  ['transformer', 'The Transformer'],
+  ['benchmark', 'Benchmark'],
+];
+// The sections whose own test files take their screenshots, once trained (bahdanau.test.js,
+// transformer.test.js).
+const SHOT_ELSEWHERE = new Set(['bahdanau', 'transformer']);
 const BUDGET_MS = 16;
 
 // The number of updates a section has run (data-updates), to wait for the next one.
@@ -94,6 +106,16 @@ for (const engine of ENGINES) describe(`the page (${engine})`, () => {
     await page.close();
   });
 
+  test('the nav lists every section in order, numbered as its heading', async () => {
+    const { page, errors } = await open();
+    const nav = await page.$$eval('nav a', (links) => links.map((a) => [a.getAttribute('href'), a.textContent]));
+    assert.deepEqual(nav, SECTIONS.map(([id, name], i) => [`#${id}`, `${i + 1} · ${name}`]));
+    const headings = await page.$$eval('main > section', (sections) => sections.map((s) => [s.id, s.querySelector('h2 .section-number')?.textContent]));
+    assert.deepEqual(headings, SECTIONS.map(([id], i) => [id, String(i + 1)]));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('every section renders its plots', async () => {
     const { page, errors } = await open();
     const plots = [
@@ -111,7 +133,7 @@ for (const engine of ENGINES) describe(`the page (${engine})`, () => {
     const cells = await page.$eval('[data-head="prev"] g[aria-label="cell"]', (g) => g.children.length);
     assert.equal(cells, 14 * 14);
     // Math is typeset.
-    for (const id of SECTIONS) {
+    for (const [id] of SECTIONS) {
       assert.ok(await page.$(`#${id} .katex`), `section ${id} has typeset math`);
     }
     assert.deepEqual(errors, []);
@@ -296,7 +318,7 @@ for (const engine of ENGINES) describe(`the page (${engine})`, () => {
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
       await page.screenshot({ path: site.shot(`page-${name}.png`), fullPage: true });
-      for (const id of SECTIONS) {
+      for (const [id] of SECTIONS.filter(([sid]) => !SHOT_ELSEWHERE.has(sid))) {
         await page.locator(`#${id}`).screenshot({ path: site.shot(`${name}-${id}.png`) });
       }
       assert.deepEqual(errors, []);

@@ -1,4 +1,4 @@
-// The heads the page's section 5 draws for a Transformer (Trainer.translateText with
+// The heads the page's section 6 draws for a Transformer (Trainer.translateText with
 // { heads: true }): every block's encoder self-attention and decoder cross-attention on each
 // sentence, cut to its tokens. Checked against a reference computed here in double from the
 // model's state dict (d2l's encoder: embedding × √d plus sinusoidal positions, then per head
@@ -40,7 +40,7 @@ function firstEncoderBlock(dict, ids, { numHiddens: d, numHeads }) {
   }))))));
 }
 
-describe('a Transformer\'s heads as section 5 draws them', () => {
+describe('a Transformer\'s heads as section 6 draws them', () => {
   const trainer = new Trainer(attn, data, { kind: 'transformer', seed: 5, model: MODEL });
   // A few steps, so that the maps are not those of random weights alone.
   for (let i = 0; i < 20; i++) trainer.trainStep();

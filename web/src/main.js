@@ -1,5 +1,5 @@
-// The page: loads the wasm package once, names its backend and threads, mounts the six sections and
-// redraws them when the page width changes.
+// The page: loads the wasm package once, names its backend and threads, mounts the seven sections
+// and redraws them when the page width changes.
 import './style.css';
 import { loadAttention } from 'attention-wasm';
 import { mountQkv } from './sections/qkv/index.js';
@@ -8,6 +8,7 @@ import { mountScoring } from './sections/scoring/index.js';
 import { mountMultiHead } from './sections/multi-head/index.js';
 import { mountBenchmark } from './sections/benchmark/index.js';
 import { mountBahdanau } from './sections/bahdanau/index.js';
+import { mountTransformer } from './sections/transformer/index.js';
 import { invalidateWidths } from './ui/plot.js';
 
 const SECTIONS = [
@@ -16,6 +17,7 @@ const SECTIONS = [
   ['scoring', mountScoring],
   ['multi-head', mountMultiHead],
   ['bahdanau', mountBahdanau],
+  ['transformer', mountTransformer],
   ['benchmark', mountBenchmark],
 ];
 

@@ -1,5 +1,5 @@
-// The Bahdanau section's two tasks and their fixed data: English -> French (fra-eng.js) and
-// dates -> ISO (dates.js). The corpus is generated from a fixed seed, so the vocabularies are the
+// The seq2seq sections' tasks and their fixed data: English -> French (fra-eng.js), the same in
+// long sentences (fra-eng-long.js), and dates -> ISO (dates.js). The corpus is generated from a fixed seed, so the vocabularies are the
 // same in every browser, in the worker and in scripts/train-page-model.js: the shipped model's
 // token ids mean the same thing everywhere. The page's "seed" control seeds the model's initial
 // weights and the batch order, not the data.

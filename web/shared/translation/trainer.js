@@ -1,8 +1,8 @@
-// Training and evaluating one of the section's models (MODELS: a Seq2SeqAttention or a
+// Training and evaluating one of the seq2seq sections' models (MODELS: a Seq2SeqAttention or a
 // Transformer) on a prepared task (tasks.js): seeded minibatch steps (clipped Adam, d2l's loss),
 // held-out BLEU (d2l's, k = 2) and BLEU by source length, and greedy translations with their
 // attention. No DOM and no worker API here: the page's worker
-// (web/src/sections/bahdanau/train-worker.js) and scripts/train-page-model.js both drive it.
+// (web/src/sections/seq2seq/train-worker.js) and scripts/train-page-model.js both drive it.
 
 import { decodeTokens, encodeSources } from './arrays.js';
 import { cutMatrix, headMatrices, meanOverHeads } from './attention-maps.js';
@@ -11,7 +11,7 @@ import { bleuByLength, sentenceBleus } from './bleu.js';
 import { BOS, EOS, PAD } from './text.js';
 
 /**
- * The section's models, each with its settings: d2l's GRU encoder-decoder with Bahdanau
+ * The seq2seq sections' models, each with its settings: d2l's GRU encoder-decoder with Bahdanau
  * attention, the same without attention (d2l's plain decoder), and d2l's Transformer. `model` is
  * the package class's config, `training` the step's; `shipped` marks the kinds of which
  * scripts/train-page-model.js ships a trained model per task (shippedModelName), so the page

@@ -1,9 +1,7 @@
 // Section 5's explanation, HTML with TeX (typeset by ui/math.js): Bahdanau attention and how
 // the page trains it, then the comparison with a decoder without attention.
 
-import { EPOCHS, MODEL, MODELS, TRAINING } from '../../../shared/translation/trainer.js';
-
-const { model: TF, training: TF_TRAINING } = MODELS.transformer;
+import { EPOCHS, MODEL, TRAINING } from '../../../shared/translation/trainer.js';
 
 export const TEXT = `
 <p>Bahdanau, Cho and Bengio's encoder–decoder reads the source with a GRU, and at every output
@@ -22,18 +20,12 @@ gradients clipped to norm ${TRAINING.clip}), batches of ${TRAINING.batchSize} pa
 passes over about 1,800 generated pairs. Held-out BLEU is d2l's ($k = 2$) on pairs the model
 never trains on. A model trained the same way ships with the page, so it translates at once;
 “Train from scratch” forgets it and learns again from random weights.</p>
-<p>The <em>model</em> menu swaps the GRU for <strong>d2l's Transformer</strong> (section 11.7):
-${TF.numBlks} encoder and ${TF.numBlks} decoder blocks of width ${TF.numHiddens}, each attention
-layer with ${TF.numHeads} heads, no recurrence at all — positions enter as sinusoidal encodings,
-and every output word attends over the whole source in every block. A Transformer trained the
-same way (Adam, learning rate ${TF_TRAINING.lr}, ${EPOCHS} passes) ships with the page too, so it
-translates at once. Train it from scratch and watch its heads settle, each on an alignment of
-its own: below the probe's heatmap (which is the mean of the last block's cross-attention
-heads) are all of them, the encoder's self-attention and the decoder's cross-attention for every
-block and head. Greedy translation keeps each decoder block's keys and values in a cache, so
-every new word costs one query's attention. The BLEU chart keeps the last run of each model you
-train here, dashed beside the current one: train Bahdanau's, then the Transformer, and compare
-them on the same task, in the same browser, on the same machine.</p>`;
+<p>The <em>model</em> menu swaps in the same GRU <strong>without attention</strong> (d2l's
+plain decoder, which “With vs without attention” below describes): it has no alignment to
+draw. The BLEU chart keeps the last run of each model you train here,
+dashed beside the one on show: train one, then the other, and compare them on the same task, in
+the same browser, on the same machine. <a href="#transformer">Section 6</a> trains a model with
+attention and no recurrence at all, the Transformer, on the same tasks.</p>`;
 
 export const COMPARE_TEXT = `
 <h3>With vs without attention</h3>

@@ -1,4 +1,4 @@
-// Section 6's explanation, HTML with TeX (typeset by ui/math.js): what is timed, how, and what
+// Section 7's explanation, HTML with TeX (typeset by ui/math.js): what is timed, how, and what
 // the masked and decode rows measure.
 
 import { JS_MAX_N, SAMPLE_MS, SAMPLES } from './compute.js';

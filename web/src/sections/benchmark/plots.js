@@ -1,4 +1,4 @@
-// Section 6's chart, a pure function of a run's record (compute.js's newRun) and a width, and
+// Section 7's chart, a pure function of a run's record (compute.js's newRun) and a width, and
 // the runners' names and styles it shares with the tables (tables.js).
 
 import * as Plot from '@observablehq/plot';

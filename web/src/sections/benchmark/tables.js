@@ -1,4 +1,4 @@
-// Section 6's tables, pure functions of a run's record (compute.js's newRun): GFLOP/s per runner
+// Section 7's tables, pure functions of a run's record (compute.js's newRun): GFLOP/s per runner
 // and n with the ratio rows, and the decode rows.
 
 import { DECODE_SIZES, JS_MAX_N, SAMPLES } from './compute.js';

@@ -1,17 +1,18 @@
-// The section's controls: the training bar (task, model, seed, start/pause/reset, progress)
-// and the comparison bar, with their URL state; what the buttons allow follows the worker's
-// state (showTrainState).
+// A seq2seq section's controls: the training bar (task, model where the section offers more
+// than one, seed, start/pause/reset, progress) and the comparison bar, with their URL state;
+// what the buttons allow follows the worker's state (showTrainState).
 
 import { button, controlBar, progressBar, select, slider } from '../../ui/controls.js';
 import { TASKS, taskNames } from '../../../shared/translation/tasks.js';
-import { EPOCHS, MODELS, modelNames } from '../../../shared/translation/trainer.js';
+import { EPOCHS, MODELS } from '../../../shared/translation/trainer.js';
 
 /**
- * The training bar. send(message) posts to the worker; onTask(task) runs after a task change is
- * stored and sent; trainState() is the worker's latest state. Returns { element, progress,
+ * The training bar. `models`: the kinds (keys of MODELS) the section offers, a menu when more
+ * than one; send(message) posts to the worker; onTask(task) runs after a task change is stored
+ * and sent; trainState() is the worker's latest state. Returns { element, progress,
  * progressText, buttons: { start, pause, reset } }.
  */
-export function trainingBar({ id, values, section, send, onTask, trainState }) {
+export function trainingBar({ id, models, values, section, send, onTask, trainState }) {
   const task = select({
     name: 'task', label: 'task', value: values.task,
     options: taskNames.map((name) => [name, TASKS[name].label]),
@@ -28,9 +29,9 @@ export function trainingBar({ id, values, section, send, onTask, trainState }) {
       send({ type: 'config', seed: v });
     },
   });
-  const model = select({
+  const model = models.length > 1 && select({
     name: 'model', label: 'model', value: values.model,
-    options: modelNames.map((name) => [name, MODELS[name].label]),
+    options: models.map((name) => [name, MODELS[name].label]),
     onChange: (v) => {
       section.set({ model: v });
       send({ type: 'config', kind: v });
@@ -50,7 +51,7 @@ export function trainingBar({ id, values, section, send, onTask, trainState }) {
 
   const { element: progressBox, text: progressText, bar: progress } = progressBar({ id: `${id}-progress-text`, max: EPOCHS });
   return {
-    element: controlBar(task, model, seed, buttons, progressBox),
+    element: controlBar(...[task, model, seed, buttons, progressBox].filter(Boolean)),
     progress,
     progressText,
     buttons: { start: start.element, pause: pause.element, reset: reset.element },
@@ -71,12 +72,13 @@ export function compareBar({ values, section, onCompare }) {
   return { element: controlBar(epochs, group), button: compare.element };
 }
 
-/** Enables the buttons that apply in the worker's state `s` and marks the section busy. */
+/**
+ * Enables the buttons that apply in the worker's state `s` and marks the section busy (compare:
+ * where the section has the comparison).
+ */
 export function showTrainState(root, s, { start, pause, reset, compare }) {
   const busy = s === 'loading' || s === 'comparing';
-  start.disabled = busy;
-  reset.disabled = busy;
-  compare.disabled = busy;
+  for (const b of [start, reset, compare]) if (b) b.disabled = busy;
   pause.disabled = !(s === 'running' || s === 'paused');
   pause.textContent = s === 'paused' ? 'Resume' : 'Pause';
   pause.name = s === 'paused' ? 'resume' : 'pause';

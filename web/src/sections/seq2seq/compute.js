@@ -1,8 +1,8 @@
-// What section 5 shows, folded from the training worker's reports (train-worker.js lists them):
-// the current model's loss and BLEU history, its latest figures, the probe's and the visitor's
-// translations, the with/without-attention comparison, and the BLEU curve of the last run of
-// each kind of model trained on this page. Plain data in and out; the training itself runs in
-// the worker (web/shared/translation/trainer.js).
+// What a seq2seq section shows, folded from its training worker's reports (train-worker.js lists
+// them): the current model's loss and BLEU history, its latest figures, the probe's and the
+// visitor's translations and the with/without-attention comparison. Plain data in and out; the
+// training itself runs in the worker (web/shared/translation/trainer.js), and the curves of
+// other runs drawn beside this one are in past-runs.js.
 
 import { EPOCHS, LONG_WORDS, MODELS } from '../../../shared/translation/trainer.js';
 
@@ -16,26 +16,18 @@ export const freshView = (run = -1, compare = null, { kind, task } = {}) => ({
   run, kind, task, losses: [], bleus: [], last: null, probe: null, translation: null, compare, tokensPerSecond: NaN,
 });
 
-/**
- * Replaces current.view with a fresh one (freshView's arguments after the comparison). A view
- * that trained on this page leaves its BLEU curve behind in current.pastRuns[task][kind], the last
- * run of its kind there, for the next runs' BLEU chart to show beside theirs.
- */
+/** Replaces current.view with a fresh one (freshView's arguments after the comparison). */
 export function replaceView(current, run, names) {
-  const { view } = current;
-  if (view.kind && view.task && view.losses.length > 0 && view.bleus.length > 1) {
-    current.pastRuns[view.task] = { ...current.pastRuns[view.task], [view.kind]: view.bleus };
-  }
-  current.view = freshView(run, view.compare, names);
+  current.view = freshView(run, current.view.compare, names);
 }
 
 /**
- * The curves the BLEU chart shows beside the view's: the last run on this page of each other
- * kind of model, on the same task. [{ kind, label, points: [{ seconds, bleu }] }].
+ * The line under the BLEU chart when some of the runs it draws beside the view's are missing:
+ * `kinds` (keys of MODELS) have no run on this page for the task yet, and `hint` says where to
+ * train one. Null when none is missing.
  */
-export const pastRunsBeside = ({ view, pastRuns }) => Object.entries(pastRuns[view.task] ?? {})
-  .filter(([kind]) => kind !== view.kind)
-  .map(([kind, points]) => ({ kind, label: `${MODELS[kind].label}, its last run on this page`, points }));
+export const missingRunsLine = (kinds, hint) => (kinds.length === 0 ? null
+  : `No run of ${kinds.map((k) => `“${MODELS[k].label}”`).join(' or ')} on this page for this task yet: ${hint}.`);
 
 /** Whether a report belongs to a model other than the view's (a fresh start, a reset, a task). */
 export const startsNewRun = (view, m) => m.run !== view.run && ['state', 'probe', 'eval'].includes(m.type);

@@ -3,7 +3,7 @@
 // on the section element's dataset for the browser tests. Returns the parts of the section to
 // redraw; the caller does what touches the controls.
 
-import { addEval, addProgress, longSentenceBleu, pastRunsBeside, replaceView, startsNewRun } from './compute.js';
+import { addEval, addProgress, longSentenceBleu, replaceView, startsNewRun } from './compute.js';
 
 // The current model's figures, dropped when another model's reports begin.
 const RUN_DATA = ['firstLoss', 'loss', 'bleu', 'bleuSeconds', 'bleuCurve'];
@@ -12,24 +12,20 @@ export const bumpCount = (dataset, key) => {
   dataset[key] = String(Number(dataset[key] ?? 0) + 1);
 };
 
-// A BLEU curve's point as the dataset keeps it: [seconds, bleu, steps].
-const curvePoint = (b) => [Number(b.seconds.toFixed(2)), Number(b.bleu.toFixed(4)), b.steps];
+/** A BLEU curve's point as the dataset keeps it: [seconds, bleu, steps]. */
+export const curvePoint = (b) => [Number(b.seconds.toFixed(2)), Number(b.bleu.toFixed(4)), b.steps];
 
-/**
- * Starts a fresh view (compute.js, replaceView) and drops the old one's figures from `dataset`,
- * where pastRuns then holds the curves its BLEU chart shows beside its own, as
- * { kind: [[seconds, bleu], …] }.
- */
+/** Starts a fresh view (compute.js, replaceView) and drops the old one's figures from `dataset`. */
 export function startView(current, dataset, run = -1, names = {}) {
   replaceView(current, run, names);
   for (const key of RUN_DATA) delete dataset[key];
-  const past = pastRunsBeside(current);
-  dataset.pastRuns = JSON.stringify(Object.fromEntries(past.map(({ kind, points }) => [kind, points.map(curvePoint)])));
 }
 
 /**
- * Folds message `m` into `current` ({ view, pastRuns, translationId: the latest translation
- * asked for }) and `dataset`; the names of the parts to redraw, besides the stats line.
+ * Folds message `m` into `current` ({ view, runs: the page's run log (past-runs.js),
+ * translationId: the latest translation asked for }) and `dataset`; the names of the parts to
+ * redraw, besides the stats line. A measured run enters the log, which redraws the charts that
+ * draw it beside their own.
  */
 export function foldWorkerMessage(current, m, dataset) {
   // A new run's first report is its state, which names its kind and task.
@@ -46,6 +42,7 @@ export function foldWorkerMessage(current, m, dataset) {
     return ['curves'];
   } else if (m.type === 'eval' && m.run === view.run) {
     addEval(view, m);
+    current.runs.record(view);
     dataset.bleu = String(m.bleu);
     dataset.bleuSeconds = String(m.seconds);
     dataset.bleuCurve = JSON.stringify(view.bleus.map(curvePoint));

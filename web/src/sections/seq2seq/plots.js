@@ -1,4 +1,4 @@
-// The section's pictures, each a pure function of what the worker reported: the loss curve,
+// A seq2seq section's pictures, each a pure function of what its worker reported: the loss curve,
 // held-out BLEU against training time, an alignment heatmap (source tokens across, target
 // tokens down), every head of a Transformer, a sentence's source tokens with the unknown ones
 // flagged and its translation, and BLEU by source length with and without attention.
@@ -11,16 +11,17 @@ const INK = '#1d2433';
 const BLUE = '#2a6f97';
 const ORANGE = '#c9733a';
 
-function note(text) {
+/** A line of text in a card, in place of a plot or under one; `extra`: a class of its own. */
+export function plotNote(text, extra = '') {
   const p = document.createElement('p');
-  p.className = 'plot-note';
+  p.className = extra ? `plot-note ${extra}` : 'plot-note';
   p.textContent = text;
   return p;
 }
 
 /** Training loss per slice of steps. points: [{ step, loss }]. */
 export function lossPlot(points, width) {
-  if (points.length === 0) return note('No training yet: the curve starts with “Train from scratch”.');
+  if (points.length === 0) return plotNote('No training yet: the curve starts with “Train from scratch”.');
   return Plot.plot({
     width, height: 220, marginLeft: 44, marginBottom: 36,
     x: { label: 'training step →', domain: [0, Math.max(10, ...points.map((p) => p.step))] },
@@ -40,7 +41,7 @@ const PAST_COLOURS = ['#7a5195', '#6b6b6b'];
 export function bleuPlot(run, past, width, target = 0.8) {
   const series = [{ ...run, colour: BLUE }, ...past.map((p, i) => ({ ...p, colour: PAST_COLOURS[i % PAST_COLOURS.length], dashed: true }))]
     .filter((s) => s.points.length > 1);
-  if (series.length === 0) return note('Held-out BLEU is measured about once a second while a run trains.');
+  if (series.length === 0) return plotNote('Held-out BLEU is measured about once a second while a run trains.');
   return Plot.plot({
     width, height: 220, marginLeft: 44, marginBottom: 36,
     x: { label: 'training time (s) →', domain: [0, Math.max(10, ...series.flatMap((s) => s.points.map((p) => p.seconds)))] },
@@ -67,7 +68,7 @@ const labelWidth = (tokens) => Math.min(120, 14 + 7 * Math.max(3, ...tokens.map(
 export function alignmentPlot(result, width) {
   const { source, output, attention } = result;
   if (!attention || output.length === 0) {
-    return note(attention ? 'The model produced no tokens.' : 'This model has no attention: nothing to show.');
+    return plotNote(attention ? 'The model produced no tokens.' : 'This model has no attention: nothing to show.');
   }
   const srcLabel = (j) => (result.unknown.has(j) ? `${source[j]} (${UNK})` : source[j]);
   // The first column's label, rotated by 45°, reaches left of the plot by ~0.7 of its length.
@@ -122,7 +123,7 @@ function headFigure(values, { label, name, queries, source, cell }) {
  * Trainer.translateText's entry with { heads: true }.
  */
 export function headsPlot(result, width) {
-  if (!result.heads) return note('This model has no heads: choose the Transformer to see them form.');
+  if (!result.heads) return plotNote('This model has no attention heads.');
   const { source, output } = result;
   const perBlock = result.heads.encoder[0].length;
   // The width each heatmap gets with `perRow` of them a row.
@@ -143,7 +144,7 @@ export function headsPlot(result, width) {
       grid.append(...block.map((values, h) => headFigure(values, { label: `block ${b + 1} · head ${h + 1}`, name, queries, source, cell })));
       return grid;
     });
-    group.append(heading, note(rows), ...grids);
+    group.append(heading, plotNote(rows), ...grids);
     return group;
   }));
   return box;
@@ -174,11 +175,9 @@ export function sourceChips(result) {
 /** A translation: its source chips, a note on unknown words, and the output line. */
 export function translationLines(result) {
   const { unknown } = result;
-  const note = document.createElement('p');
-  note.className = 'plot-note';
-  note.textContent = unknown.size
+  const note = plotNote(unknown.size
     ? `${unknown.size} word${unknown.size > 1 ? 's' : ''} outside the vocabulary (marked): the model reads ${unknown.size > 1 ? 'them' : 'it'} as <unk>.`
-    : 'Every word is in the vocabulary.';
+    : 'Every word is in the vocabulary.');
   const out = document.createElement('p');
   out.className = 'readout translation-output';
   out.textContent = `→ ${result.output.filter((w) => w !== EOS).join(' ') || '(nothing)'}`;

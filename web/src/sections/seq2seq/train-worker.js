@@ -1,5 +1,5 @@
-// The section's training worker: it owns the package, the task's data and the models, so the
-// page never waits on a training step. This file is its message protocol; what each message
+// A seq2seq section's training worker (each section starts one of its own): it owns the package,
+// the task's data and the models, so the page never waits on a training step. This file is its message protocol; what each message
 // does is in training-session.js, which trains in slices (training-loop.js) so pause,
 // translate and reset requests are answered within one slice.
 //
