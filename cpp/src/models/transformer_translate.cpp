@@ -53,7 +53,7 @@ TransformerTranslation transformer_translate(const TransformerConfig& config, co
   PanelStore panels;
   std::vector<DecoderBlockState> blocks;
   for (const Parameters::DecoderBlock& ids : p.decoder) {
-    const MultiHeadWeights cross = p.attention(w, ids.attention2);
+    const MultiHeadWeights cross = packed(p.attention(w, ids.attention2), panels);
     HeadProjections projected{batch,
                               1,
                               src.steps,
@@ -62,7 +62,7 @@ TransformerTranslation transformer_translate(const TransformerConfig& config, co
                               project_split(batch_of(memory, batch), cross.v, heads)};
     const FeedForwardWeights ffn = p.ffn(w, ids.ffn);
     blocks.push_back({KVCache({batch, heads, head_dim, head_dim, max_len}), std::move(projected),
-                      packed(p.attention(w, ids.attention1), panels), packed(cross, panels),
+                      packed(p.attention(w, ids.attention1), panels), cross,
                       panels.packed(projection_of(ffn.dense1_weight, ffn.dense1_bias)),
                       panels.packed(projection_of(ffn.dense2_weight, ffn.dense2_bias))});
   }
