@@ -3,17 +3,19 @@
 // thread, relaxed SIMD on and off, n = 512 and 1024, d = 64), each in a small page
 // (engines/page.js) served from the repository's root and opened in both headless browsers of
 // the e2e tests (tests/e2e/browser.js). The samples are taken in turns, Chromium then Firefox,
-// runner after runner, round after round, so that the other work of a shared machine falls on
-// both engines alike; the figures are medians, the ratios Firefox ÷ Chromium of those medians.
+// runner after runner, round after round (every other one backwards), so that the other work of
+// a shared machine falls on both engines and every runner alike; the figures are medians, the
+// ratios Firefox ÷ Chromium of those medians.
 // The fused forward is also timed in parts, outside the package: one step of it (64 queries
 // against a block of 128 keys) and its score loop, softmax step and pooling loop alone
 // (cpp/bench/attention_block_module.cpp), to tell which part an engine runs slower.
-// Alone: `node scripts/bench/engines.js [--quick] [--baseline DIR] [--firefox-pref NAME=VALUE ...]` (builds what
-// it needs); `npm run bench` runs it as a section.
+// Alone: `node scripts/bench/engines.js [--quick] [--samples N] [--only REGEX] [--baseline DIR]
+// [--firefox-pref NAME=VALUE ...]` (builds what it needs); `npm run bench` runs it as a section.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { launchBrowser, watchErrors } from '../../tests/e2e/browser.js';
 import { serve } from '../serve.js';
 import { buildBenchTarget } from './microkernel.js';
@@ -77,7 +79,8 @@ async function measure(runners, { samples, firefoxPrefs }) {
     }
     const times = new Map(runners.flatMap(({ id }) => ENGINES.map((e) => [`${id}|${e}`, []])));
     for (let s = 0; s < samples; s++) {
-      for (const { id } of runners) {
+      // Every other round backwards, so that no runner always follows the same one.
+      for (const { id } of s % 2 ? [...runners].reverse() : runners) {
         for (const { engine, page } of engines) {
           times.get(`${id}|${engine}`).push(await page.evaluate((i) => window.engineBench.sample(i), id));
         }
@@ -99,13 +102,13 @@ async function measure(runners, { samples, firefoxPrefs }) {
 }
 
 /** The section: returns { results, summary } like the others (run.js). */
-export async function runEnginesSection({ quick, firefoxPrefs = {}, baseline, log = console.log }) {
+export async function runEnginesSection({ quick, firefoxPrefs = {}, baseline, only, samples: asked, log = console.log }) {
   buildBenchTarget('microkernel_simd128');
   buildBenchTarget('relaxed_microkernel');
   buildBenchTarget('attention_block_simd128');
   const ours = [...microkernels, ...blockParts, ...attention(quick ? [512] : [512, 1024])];
-  const runners = baseline ? [...ours, ...baselineOf(ours, baseline)] : ours;
-  const samples = quick ? 7 : 15;
+  const runners = (baseline ? [...ours, ...baselineOf(ours, baseline)] : ours).filter(({ id }) => !only || only.test(id));
+  const samples = asked ?? (quick ? 7 : 15);
   const { results, load, versions } = await measure(runners, { samples, firefoxPrefs });
   const at = (id, engine) => results.find((r) => r.id === id && r.engine === engine);
   // Firefox's speed over Chromium's: the GFLOP/s ratio, and the same for a part without flops.
@@ -130,17 +133,26 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   process.chdir(ROOT); // the builds' paths are the repository's
   execFileSync('bash', ['scripts/build-wasm.sh'], { stdio: ['ignore', 'ignore', 'inherit'] });
   // --firefox-pref NAME=VALUE (repeatable): a preference for Firefox, e.g. one of its wasm JIT's
-  // javascript.options.wasm_* switches, to see what it changes.
-  // --baseline DIR: see baselineOf.
-  const firefoxPrefs = {};
-  let baseline;
-  process.argv.forEach((arg, i) => {
-    if (arg === '--baseline') baseline = process.argv[i + 1].replace(/\/$/, '');
-    if (arg !== '--firefox-pref') return;
-    const [name, value] = process.argv[i + 1].split('=');
-    firefoxPrefs[name] = value === 'true' || (value === 'false' ? false : Number.isNaN(Number(value)) ? value : Number(value));
+  // javascript.options.wasm_* switches, to see what it changes. --baseline DIR: see baselineOf.
+  // --only REGEX: the runners whose name matches. --samples N: rounds of samples.
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean' }, baseline: { type: 'string' }, only: { type: 'string' },
+      samples: { type: 'string' }, 'firefox-pref': { type: 'string', multiple: true },
+    },
   });
-  const { results } = await runEnginesSection({ quick: process.argv.includes('--quick'), firefoxPrefs, baseline });
+  const prefValue = (v) => (v === 'true' || v === 'false' ? v === 'true' : Number.isNaN(Number(v)) ? v : Number(v));
+  const firefoxPrefs = Object.fromEntries((values['firefox-pref'] ?? []).map((p) => {
+    const [name, value] = p.split('=');
+    return [name, prefValue(value)];
+  }));
+  const { results } = await runEnginesSection({
+    quick: values.quick,
+    firefoxPrefs,
+    baseline: values.baseline?.replace(/\/$/, ''),
+    only: values.only && new RegExp(values.only),
+    samples: values.samples && Number(values.samples),
+  });
   mkdirSync('build/bench', { recursive: true });
   writeFileSync('build/bench/engines.json', `${JSON.stringify({ date: new Date().toISOString(), firefoxPrefs, ...results }, null, 2)}\n`);
   console.log('wrote build/bench/engines.json');
