@@ -9,8 +9,9 @@
 // The fused forward is also timed in parts, outside the package: one step of it (64 queries
 // against a block of 128 keys) and its score loop, softmax step and pooling loop alone
 // (cpp/bench/attention_block_module.cpp), to tell which part an engine runs slower.
-// Alone: `node scripts/bench/engines.js [--quick] [--samples N] [--only REGEX] [--baseline DIR]
-// [--firefox-pref NAME=VALUE ...]` (builds what it needs); `npm run bench` runs it as a section.
+// Alone: `node scripts/bench/engines.js [--quick] [--variants] [--samples N] [--only REGEX]
+// [--baseline DIR] [--firefox-pref NAME=VALUE ...]` (builds what it needs); `npm run bench` runs
+// it as a section.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -30,6 +31,11 @@ const SAMPLE_MS = 100;
 const microkernels = [['SIMD128', 'simd128'], ['relaxed SIMD', 'relaxed']].map(([label, build]) => ({
   id: `micro-kernel 2x16, ${label}`, spec: { kind: 'microkernel', build, d: D },
 }));
+// With --variants: other forms of the same loop (cpp/bench/microkernel_variants.hpp).
+const variants = ['indexed', 'shuffle'].flatMap((form) => [['SIMD128', 'simd128'], ['relaxed SIMD', 'relaxed']]
+  .map(([label, build]) => ({
+    id: `micro-kernel 2x16 ${form}, ${label}`, spec: { kind: 'microkernel', build, d: D, entry: `microkernel_loop_${form}` },
+  })));
 // The fused forward's step and its parts, SIMD128 (cpp/bench/attention_block_module.cpp).
 const blockParts = [['step', 7], ['scores', 1], ['softmax step', 2], ['pooling', 4]].map(([label, parts]) => ({
   id: `fused step 64x128, ${label}`, spec: { kind: 'block', parts },
@@ -102,11 +108,11 @@ async function measure(runners, { samples, firefoxPrefs }) {
 }
 
 /** The section: returns { results, summary } like the others (run.js). */
-export async function runEnginesSection({ quick, firefoxPrefs = {}, baseline, only, samples: asked, log = console.log }) {
+export async function runEnginesSection({ quick, variants: withVariants, firefoxPrefs = {}, baseline, only, samples: asked, log = console.log }) {
   buildBenchTarget('microkernel_simd128');
   buildBenchTarget('relaxed_microkernel');
   buildBenchTarget('attention_block_simd128');
-  const ours = [...microkernels, ...blockParts, ...attention(quick ? [512] : [512, 1024])];
+  const ours = [...microkernels, ...(withVariants ? variants : []), ...blockParts, ...attention(quick ? [512] : [512, 1024])];
   const runners = (baseline ? [...ours, ...baselineOf(ours, baseline)] : ours).filter(({ id }) => !only || only.test(id));
   const samples = asked ?? (quick ? 7 : 15);
   const { results, load, versions } = await measure(runners, { samples, firefoxPrefs });
@@ -134,10 +140,11 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   execFileSync('bash', ['scripts/build-wasm.sh'], { stdio: ['ignore', 'ignore', 'inherit'] });
   // --firefox-pref NAME=VALUE (repeatable): a preference for Firefox, e.g. one of its wasm JIT's
   // javascript.options.wasm_* switches, to see what it changes. --baseline DIR: see baselineOf.
-  // --only REGEX: the runners whose name matches. --samples N: rounds of samples.
+  // --only REGEX: the runners whose name matches. --samples N: rounds of samples. --variants: see
+  // variants.
   const { values } = parseArgs({
     options: {
-      quick: { type: 'boolean' }, baseline: { type: 'string' }, only: { type: 'string' },
+      quick: { type: 'boolean' }, variants: { type: 'boolean' }, baseline: { type: 'string' }, only: { type: 'string' },
       samples: { type: 'string' }, 'firefox-pref': { type: 'string', multiple: true },
     },
   });
@@ -148,6 +155,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }));
   const { results } = await runEnginesSection({
     quick: values.quick,
+    variants: values.variants,
     firefoxPrefs,
     baseline: values.baseline?.replace(/\/$/, ''),
     only: values.only && new RegExp(values.only),
