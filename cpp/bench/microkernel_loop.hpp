@@ -1,7 +1,7 @@
 #pragma once
 // The 2x16 GEMM micro-kernel called `calls` times on operands that stay in L1 (a: 2 rows of d,
 // b: d x 16): the loop whose time is the micro-kernel's peak, for kernel_bench.cpp and, compiled
-// with relaxed SIMD, for relaxed_microkernel.cpp.
+// with relaxed SIMD, for microkernel_module.cpp.
 
 #include "kernels/gemm.hpp"
 #include "kernels/simd/f32x4.hpp"

@@ -1,6 +1,6 @@
 // The 2x16 GEMM micro-kernel's own throughput, measured in wasm inside this Node process, for the
 // ratio SDPA / micro-kernel that `npm run bench` prints: with SIMD128's multiply and add, and
-// with relaxed SIMD's fused multiply-add (the same loop, cpp/bench/relaxed_microkernel.cpp). The
+// with relaxed SIMD's fused multiply-add (the same loop, cpp/bench/microkernel_module.cpp). The
 // micro-kernel is internal (cpp/src), so the timing code lives in the C++ kernel bench (cpp/bench/kernel_bench.cpp), built with em++
 // as a node program (build/bench-wasm-simd, as scripts/bench-kernels.sh builds it) and required
 // here with the argument `microkernel`: the shipped package carries no benchmark entry point, and
@@ -15,18 +15,21 @@ import { measureInTurns } from './timing.js';
 const require = createRequire(import.meta.url);
 const DIR = 'build/bench-wasm-simd';
 
-let built = false;
-// Once per process: both micro-kernels come from this build directory.
-function build() {
-  if (built) return;
+const built = new Set();
+/** Builds a target of the wasm bench build (build/bench-wasm-simd), once per process. */
+export function buildBenchTarget(target) {
+  if (built.has(target)) return;
   const env = { ...process.env, NODE_PATH: '/usr/share/nodejs' }; // emcc's JS optimizer needs acorn
   const run = (cmd, args) => execFileSync(cmd, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
   if (!existsSync(`${DIR}/CMakeCache.txt`)) {
     run('emcmake', ['cmake', '-S', '.', '-B', DIR, '-DCMAKE_BUILD_TYPE=Release', '-DATTN_SIMD=ON', '-DATTN_BUILD_BENCH=ON']);
   }
-  run('cmake', ['--build', DIR, '-j2', '--target', 'kernel_bench']);
-  built = true;
+  run('cmake', ['--build', DIR, '-j2', '--target', target]);
+  built.add(target);
 }
+
+// Both micro-kernels come from kernel_bench's build (it depends on the relaxed module).
+const build = () => buildBenchTarget('kernel_bench');
 
 /** Builds (incrementally) and runs the micro-kernel row: { kernel, d, gflops }. */
 export async function microkernelThroughput() {

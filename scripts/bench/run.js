@@ -20,7 +20,9 @@
 //      against re-running the prefix, and the peak heap of training;
 //   6. threads (threads.js): ours on 1, 2 and every core against onnxruntime-web at the same
 //      thread count, a process per count;
-//   7. one summary line per performance goal.
+//   7. engines (engines.js): Firefox against Chromium, headless, in turns: the micro-kernel, one
+//      step of the fused forward and its parts, and our SDPA with relaxed SIMD on and off;
+//   8. one summary line per performance goal.
 // Every runner's output is checked (float64 reference, or our output) before it is timed; a
 // disagreement (max abs diff > 1e-3) throws. Writes JSON and an SVG chart to build/bench/.
 // --quick: n ∈ {128, 512}, d = 64, multi-head at n = 128 only, no long sequences.
@@ -44,6 +46,7 @@ import { runWeightsSection } from './weights.js';
 import { runDecodeSection } from './decode.js';
 import { runPeakSection } from './peak.js';
 import { runThreadsSection } from './threads.js';
+import { runEnginesSection } from './engines.js';
 import { attentionFlops, mhaFlops, measureInTurns } from './timing.js';
 
 const started = performance.now();
@@ -307,7 +310,10 @@ if (!quick) {
 // section, so that no worker of ours or of a peer runs beside them ------------------------------------
 const threads = await runThreadsSection({ quick });
 
-// ---- 7. goals --------------------------------------------------------------------------------------
+// ---- 7. engines (engines.js): in the browsers, after every Node section ---------------------------
+const engines = await runEnginesSection({ quick });
+
+// ---- 8. goals --------------------------------------------------------------------------------------
 const summary = [];
 const goalLine = (label, list, n, extra = (r) => r.n === n) => {
   const ours = list.find((r) => r.runner === SIMD && extra(r));
@@ -328,7 +334,7 @@ if (long) {
     `peers: ${long.peers.map((p) => `${p.runner} ${p.status}`).join(', ')}`);
 }
 summary.push(...backward.summary, ...masked.summary, ...weights.summary, ...decode.summary, ...peak.summary,
-  ...seq2seq.summary, ...transformer.summary, ...threads.summary);
+  ...seq2seq.summary, ...transformer.summary, ...threads.summary, ...engines.summary);
 console.log('\nSummary');
 for (const s of summary) console.log(`  ${s}`);
 
@@ -338,7 +344,7 @@ writeFileSync('build/bench/results.json', JSON.stringify({
   mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long,
   backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory },
   masked: masked.results, weights: weights.results, decode: decode.results,
-  peak: { microkernels: peak.microkernels, sdpa: peak.results }, seq2seq: seq2seq.results, transformer: transformer.results, threads: threads.results, summary,
+  peak: { microkernels: peak.microkernels, sdpa: peak.results }, seq2seq: seq2seq.results, transformer: transformer.results, threads: threads.results, engines: engines.results, summary,
 }, null, 2));
 writeFileSync('build/bench/chart.svg', renderChart([
   ...widths.map((d) => ({ title: `attention [1, n, ${d}], GFLOP/s (higher is better)`, results: results.filter((r) => r.d === d) })),

@@ -50,6 +50,19 @@ inline void f32_gemm_tile(const std::array<const float*, Rows>& a, const float* 
     for (int n = 0; n < N; ++n) c[r][n] = acc[r][n];
 }
 
+// store_row_tile's partial tile (columns < 16), through a local row, so that nothing past
+// `columns` is read or written. Out of line: with this path inside the pooling loop's function,
+// Firefox 153's SpiderMonkey kept four of the micro-kernel's eight accumulators in stack slots
+// (a load and a store each per depth step, the pooling at half of V8's speed); without it, they
+// stay in registers. V8 kept them in registers either way and runs the same (measured with
+// scripts/bench/engines.js: docs/performance.md, "Firefox (SpiderMonkey) against Chromium (V8)").
+[[gnu::noinline]] inline void store_partial_row_tile(float* out, const simd::F32x4 (&acc)[4],
+                                                     Index columns, const float* alpha) {
+  alignas(16) float row[kPanel];
+  for (int v = 0; v < 4; ++v) simd::store(row + 4 * v, acc[v]);
+  for (Index j = 0; j < columns; ++j) out[j] = alpha ? *alpha * out[j] + row[j] : row[j];
+}
+
 // Writes one row of an accumulator tile: out[0, columns) = acc, or alpha * out + acc when
 // `alpha` is given (1 accumulates; the online softmax passes its rescaling factor). A partial
 // tile (columns < 16) goes through a local row, so nothing past `columns` is read or written.
@@ -63,9 +76,7 @@ inline void store_row_tile(float* out, const simd::F32x4 (&acc)[4], Index column
     }
     return;
   }
-  alignas(16) float row[kPanel];
-  for (int v = 0; v < 4; ++v) simd::store(row + 4 * v, acc[v]);
-  for (Index j = 0; j < columns; ++j) out[j] = alpha ? *alpha * out[j] + row[j] : row[j];
+  store_partial_row_tile(out, acc, columns, alpha);
 }
 
 // Packs the [k, n] operand B, times `scale`, as panels of 16 columns, each [k][16] and
