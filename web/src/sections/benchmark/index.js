@@ -11,6 +11,7 @@ import { oncePerFrame } from '../../ui/once-per-frame.js';
 import { card, widthOf } from '../../ui/plot.js';
 import { plotGrid, scaffold } from '../../ui/section.js';
 import { urlState } from '../../ui/url-state.js';
+import { watchedWorker } from '../../workers/watched-worker.js';
 import {
   DECODE_SIZES, DEFAULT_SIZES, JS_MAX_N, SAMPLES, SAMPLE_MS, WIDTHS, newRun, parseSizes, summary,
 } from './compute.js';
@@ -62,14 +63,18 @@ export function mountBenchmark(root) {
 
   function getWorker() {
     if (worker) return worker;
-    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'attention-benchmark' });
-    worker.addEventListener('message', ({ data }) => onMessage(data));
-    worker.addEventListener('error', (event) => {
-      event.preventDefault();
-      fail(event.message || 'the benchmark worker failed to start');
-      worker?.terminate();
-      worker = null;
-    });
+    worker = watchedWorker(
+      () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'attention-benchmark' }),
+      {
+        onMessage,
+        onError: (message) => {
+          fail(message);
+          worker?.terminate();
+          worker = null;
+        },
+        onRestart: () => console.warn('benchmark: the worker stopped answering while it loaded; started another'),
+      },
+    );
     return worker;
   }
 

@@ -6,7 +6,8 @@
 // responsive because all timing happens here; progress and results come back as messages.
 //
 // page → worker: { type: 'run', id, sizes: number[], d, jsMaxN, decodeSizes: number[], samples, sampleMs }
-// worker → page: { type: 'ready', id, backends: { simd, relaxedSimd, scalar, threads, threadsReason, cores,
+// worker → page: { type: 'heartbeat' } every second while it loads the modules (workers/heartbeat.js)
+//                { type: 'ready', id, backends: { simd, relaxedSimd, scalar, threads, threadsReason, cores,
 //                  clockMs, sampleMs } } (sampleMs: each sample's least length, the page's or
 //                  longer on a coarse clock)
 //                { type: 'progress', id, step, total, n, sample, samples, decode? }
@@ -24,6 +25,7 @@ import { measureDecode } from './decode.js';
 import { plainJsAttention } from '../../../shared/plain-js-attention.js';
 import { attentionFlops, measureInTurns } from '../../../shared/timing.js';
 import { clockResolutionMs } from '../../../shared/clock.js';
+import { heartbeatWhile } from '../../workers/heartbeat.js';
 
 // Every sample lasts at least this many steps of the clock, so that a coarse clock (1 ms in
 // Firefox where the page is not cross-origin isolated) rounds a sample by 1% at most.
@@ -35,8 +37,9 @@ let loaded = null;
 // Every runner is single-threaded but `threads`: the SIMD build on every core it may use, where
 // the page is cross-origin isolated (it says why not otherwise). The threaded build loads
 // first, alone: in Firefox ESR 153, loading it in this worker at the same time as the two
-// single-thread builds stalled 6 times in 30 (its pool's worker never reported loaded), and
-// first, 0 in 30 (a page loading the three in a worker, headless, on the development machine).
+// single-thread builds stalled 6 times in 30, and first, 0 in 30 (a page loading the three in a
+// worker, headless). The stall is Firefox's `new Worker()` inside a worker never returning
+// (docs/threads.md); it is rarer alone, not gone, so the page also replaces a silent worker.
 async function loadAll() {
   const threaded = await loadAttention({ threads: 'auto' });
   const [simd, scalar] = await Promise.all([loadAttention({ threads: 1 }), loadAttention({ simd: false })]);
@@ -94,7 +97,8 @@ async function run({ id, sizes, d, jsMaxN, decodeSizes = [], samples, sampleMs: 
   const t0 = performance.now();
   const clockMs = clockResolutionMs();
   const sampleMs = Math.max(requestedMs, CLOCK_STEPS_PER_SAMPLE * clockMs);
-  const modules = await load();
+  // The page replaces a worker that falls silent while it loads (watched-worker.js).
+  const modules = await heartbeatWhile(load());
   postMessage({
     type: 'ready', id,
     backends: {

@@ -14,6 +14,7 @@ import { prose } from '../../ui/math.js';
 import { card } from '../../ui/plot.js';
 import { plotGrid, scaffold } from '../../ui/section.js';
 import { urlState } from '../../ui/url-state.js';
+import { watchedWorker } from '../../workers/watched-worker.js';
 import { TASKS } from '../../../shared/translation/tasks.js';
 import { freshView } from './compute.js';
 import { compareBar, showTrainState, trainingBar } from './controls.js';
@@ -113,13 +114,17 @@ export function mountSeq2SeqSection(root, settings) {
     ...(compare?.nodes ?? []),
   );
 
-  const worker = new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module', name: `${root.id}-training` });
-  worker.addEventListener('error', (event) => {
-    event.preventDefault();
-    stats.textContent = `The training worker failed: ${event.message}`;
-    root.dataset.trainState = 'error';
-  });
-  worker.addEventListener('message', ({ data }) => onMessage(data));
+  const worker = watchedWorker(
+    () => new Worker(new URL('./train-worker.js', import.meta.url), { type: 'module', name: `${root.id}-training` }),
+    {
+      onMessage,
+      onError: (message) => {
+        stats.textContent = `The training worker failed: ${message}`;
+        root.dataset.trainState = 'error';
+      },
+      onRestart: () => console.warn(`${root.id}: the training worker stopped answering while it loaded; started another`),
+    },
+  );
   send({ type: 'init', task: values.task, seed: values.seed, kind: values.model, modelBase: new URL('models/', document.baseURI).href });
 
   function requestTranslation() {

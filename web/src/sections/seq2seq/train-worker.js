@@ -9,7 +9,8 @@
 //                { type: 'config', task?, seed?, kind? }  stops training; task or kind reloads
 //                { type: 'translate', id, texts }
 //                { type: 'compare', epochs }  trains with and without attention, side by side
-// worker → page: { type: 'state', state, run, task, kind, shipped?, epochs? }
+// worker → page: { type: 'heartbeat' }  every second while init loads (workers/heartbeat.js)
+//                { type: 'state', state, run, task, kind, shipped?, epochs? }
 //                { type: 'progress', run, steps, epoch, loss, tokensPerSecond, seconds }
 //                { type: 'eval', run, steps, seconds, bleu, exact, byLength }
 //                { type: 'probe', run, steps, result }  the probe's translation, a Transformer's every head
@@ -17,10 +18,12 @@
 //                { type: 'compare-progress', epoch, epochs } | { type: 'compare', results }
 //                { type: 'error', message }
 
+import { heartbeatWhile } from '../../workers/heartbeat.js';
 import * as session from './training-session.js';
 
 const HANDLERS = {
-  init: (m) => session.init(m),
+  // The page replaces a worker that falls silent while it loads (watched-worker.js).
+  init: (m) => heartbeatWhile(session.init(m)),
   start: () => session.start(),
   pause: () => session.pause(),
   resume: () => session.resume(),
