@@ -1,8 +1,8 @@
 // One thread count of the threads section (threads.js): `node threads-child.js T [--quick]` loads
 // our package with { threads: T } (and with one thread beside it) and onnxruntime-web with
 // numThreads = T (which ORT fixes once per process, hence a process per count), checks each
-// runner against the float64 reference or against ours, times every workload, and prints one
-// JSON line: { threads, rows: [{ workload, ours, one, peer?, peerName? }], heap? } (ms per call,
+// runner against the float64 reference or against ours, times every workload (ours first, then
+// the peers, which are loaded only then), and prints one JSON line: { threads, rows: [{ workload, ours, one, peer?, peerName? }], heap? } (ms per call,
 // medians; `one` is ours on one thread, measured in turns with `ours`).
 import { loadAttention } from '../../dist/index.js';
 import { multiHeadAttention, scaledDotProductAttentionBackward } from '../../tests/js/reference.js';
@@ -24,30 +24,40 @@ const attn = await loadAttention({ threads });
 if (attn.threads !== threads) throw new Error(`asked for ${threads} threads, got ${attn.threads} (${attn.threadsReason})`);
 // One thread beside it, for the speedup measured in turns in this process.
 const single = threads > 1 ? await loadAttention({ threads: 1 }) : null;
-// A pause for the peer's workers to go idle (see timeRow).
-const idle = () => new Promise((resolve) => setTimeout(resolve, 500));
-const peers = await loadPeers({ threads, log });
-await idle();
-const ortMatMul = peers.find((p) => p.name === 'onnxruntime-web MatMul graph');
 const rows = [];
 const samples = quick ? 3 : 7;
+// Every workload's peer, timed once all of ours are: [{ row, peer(loaded) }].
+const peerRuns = [];
 
 // `make(module)` returns the call to time on that module (and a release, if it holds one). Ours
-// on `threads` threads and on one take their samples in turns; the peer (`makePeer()`, made only
-// then) is timed after them, on its own, and then left a moment to go idle: idle workers spin
-// after each call (onnxruntime-web's for a long while), which on a 2-core machine would slow
-// whichever runner went next.
-async function timeRow(workload, make, makePeer) {
+// on `threads` threads and on one take their samples in turns, before any peer is loaded: the
+// peers' idle workers spin (onnxruntime-web's for a long while), and when ours were timed with
+// them loaded, our one-thread samples in the 2-thread process took 1.22-1.30x as long as in the
+// 1-thread process (SDPA n = 1024 and 4096, d = 64, one quiet run on the 2-core machine), which
+// inflated the speedup. `peer(loaded)`, given the loaded peers, makes the peer's call for the row.
+async function timeRow(workload, make, peer) {
   const made = [attn, single].filter(Boolean).map((module) => make(module));
   const timed = await measureInTurns(made.map(({ fn }) => ({ fn })), { samples });
   for (const { release } of made) release?.();
-  const peer = await makePeer?.();
-  const [theirs] = peer ? await measureInTurns([{ fn: peer.fn, async: true }], { samples }) : [];
-  await peer?.release?.();
-  await idle();
-  const row = { workload, ours: timed[0].ms, one: (timed[1] ?? timed[0]).ms, ...(peer ? { peer: theirs.ms, peerName: peer.name } : {}) };
+  const row = { workload, ours: timed[0].ms, one: (timed[1] ?? timed[0]).ms };
   rows.push(row);
-  log(`${workload}: ours ${row.ours.toFixed(2)} ms (one thread ${row.one.toFixed(2)} ms)${peer ? `, ${peer.name} ${row.peer.toFixed(2)} ms` : ''}`);
+  if (peer) peerRuns.push({ row, peer });
+  log(`${workload}: ours ${row.ours.toFixed(2)} ms (one thread ${row.one.toFixed(2)} ms)`);
+}
+
+// The peers, each timed on its own and then left a moment to go idle (see timeRow).
+async function timePeers(loaded) {
+  const idle = () => new Promise((resolve) => setTimeout(resolve, 500));
+  await idle();
+  for (const { row, peer } of peerRuns) {
+    const made = await peer(loaded);
+    if (!made) continue;
+    const [theirs] = await measureInTurns([{ fn: made.fn, async: true }], { samples });
+    await made.release?.();
+    await idle();
+    Object.assign(row, { peer: theirs.ms, peerName: made.name });
+    log(`${row.workload}: ${made.name} ${theirs.ms.toFixed(2)} ms`);
+  }
 }
 const call = (fn) => ({ fn });
 
@@ -56,7 +66,8 @@ for (const d of quick ? [64] : [64, 128]) {
   for (const n of quick ? [1024] : [1024, 4096, 8192]) {
     const t = attentionTask(n, d);
     checkRows(`ours at n = ${n}`, attn.scaledDotProductAttention(t.q, t.k, t.v).output.data, t, [0, n >> 1, n - 1]);
-    const peer = ortMatMul && (async () => ({ name: ortMatMul.name, fn: await ortMatMul.make(t), release: () => ortMatMul.release() }));
+    const peer = async ({ ortMatMul }) => ortMatMul
+      && { name: ortMatMul.name, fn: await ortMatMul.make(t), release: () => ortMatMul.release() };
     await timeRow(`SDPA n = ${n}, d = ${d}`, (m) => call(() => m.scaledDotProductAttention(t.q, t.k, t.v).output.data), peer);
   }
 }
@@ -76,19 +87,22 @@ for (const n of quick ? [1024] : [1024, 4096]) {
   await timeRow(`SDPA backward n = ${n}, d = 64`, (m) => call(() => m.scaledDotProductAttentionBackward(t.q, t.k, t.v, g)));
 }
 
-// Multi-head self-attention, E = 512, 8 heads (nn.MultiheadAttention's four projections).
+// Multi-head self-attention, E = 512, 8 heads (nn.MultiheadAttention's four projections); the
+// peer loads these weights (mhaDict) once ours are timed.
+const mhaConfig = { embedDim: 512, numHeads: 8 };
+let mhaDict;
 {
-  const config = { embedDim: 512, numHeads: 8 };
+  const config = mhaConfig;
   const layer = (m) => new m.MultiHeadAttention(config).resetParameters(5);
   const probe = layer(attn);
   const dict = probe.stateDict();
-  const [mhaPeer] = await loadMhaPeers({ ...config, dict, threads, log });
-  await idle();
+  mhaDict = dict;
   for (const n of quick ? [512] : [512, 1024]) {
     const x = { data: random(n * 512, 13), shape: [1, n, 512] };
     const expected = probe.forward(x, x, x, { needWeights: false }).output.data;
     if (n <= 512) expectClose(`ours: multi-head at n = ${n} vs the float64 reference`, expected, multiHeadAttention(dict, config, x).output.data);
-    const peer = mhaPeer && (async () => ({ name: mhaPeer.name, fn: await mhaPeer.make({ n, x: x.data, expected }), release: () => mhaPeer.release() }));
+    const peer = async ({ mhaPeer }) => mhaPeer
+      && { name: mhaPeer.name, fn: await mhaPeer.make({ n, x: x.data, expected }), release: () => mhaPeer.release() };
     await timeRow(`multi-head E = 512, 8 heads, n = ${n}`, (m) => {
       const mha = layer(m);
       return { fn: () => mha.forward(x, x, x, { needWeights: false }).output.data, release: () => mha.dispose() };
@@ -131,6 +145,10 @@ if (!quick) {
   heap = memory?.buffer.byteLength;
   fresh.dispose();
 }
+
+const peers = await loadPeers({ threads, log });
+const [mhaPeer] = await loadMhaPeers({ ...mhaConfig, dict: mhaDict, threads, log });
+await timePeers({ ortMatMul: peers.find((p) => p.name === 'onnxruntime-web MatMul graph'), mhaPeer });
 
 console.log(JSON.stringify({ threads, rows, heap }));
 attn.dispose();
