@@ -106,6 +106,25 @@ for (const engine of ENGINES) describe(`the page (${engine})`, () => {
     await page.close();
   });
 
+  // A reader of the first sections does not pay for sections 5 and 6's training workers (each
+  // loads the package on every core and a shipped model, and scores it held out): a section
+  // starts its worker when it comes within a screen of the viewport. The page's resource timing
+  // lists each worker script it fetched.
+  test('the training workers start only as the reader nears their sections', async () => {
+    const { page, errors } = await open();
+    const workerScripts = () => page.evaluate(() => performance.getEntriesByType('resource')
+      .filter((entry) => /\/train-worker-[^/]*\.js$/.test(entry.name)).length);
+    await page.waitForTimeout(1000);
+    assert.equal(await workerScripts(), 0, 'none at the top of the page');
+    for (const [id, count] of [['bahdanau', 1], ['transformer', 2]]) {
+      await page.evaluate((sid) => document.getElementById(sid).scrollIntoView(), id);
+      await page.waitForFunction((sid) => document.getElementById(sid).dataset.trainState === 'idle', id, { timeout: 40000 });
+      assert.ok(await workerScripts() >= count, `${id}: its worker started`);
+    }
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
   test('the nav lists every section in order, numbered as its heading', async () => {
     const { page, errors } = await open();
     const nav = await page.$$eval('nav a', (links) => links.map((a) => [a.getAttribute('href'), a.textContent]));

@@ -1,7 +1,8 @@
 // The page's guard against a worker whose thread blocks while it loads (web/src/workers/): until
 // a worker's first answer, one that posts no heartbeat for silenceMs is terminated and a fresh
 // one gets the same messages in order; a slow worker that keeps beating is left alone; after its
-// restarts the section is told. Driven with fake workers on mocked timers.
+// restarts the section is told; a worker whose start is deferred gets what was posted meanwhile.
+// Driven with fake workers on mocked timers.
 
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, mock, test } from 'node:test';
@@ -118,6 +119,37 @@ test('a worker error goes to the section and ends the watch; terminate() ends th
   assert.equal(made.workers.length, 1);
   made.watched.terminate();
   assert.ok(made.workers[0].terminated);
+});
+
+test('a deferred worker is made only when startWhen starts it, and gets what was posted before', () => {
+  let start;
+  const made = watch({ silenceMs: 6000, startWhen: (go) => {
+    start = go;
+  } });
+  made.watched.postMessage({ type: 'init' });
+  made.watched.postMessage({ type: 'config', seed: 3 });
+  seconds(60);
+  assert.equal(made.workers.length, 0, 'nothing made, nothing timed out');
+  start();
+  assert.deepEqual(made.workers[0].received, [{ type: 'init' }, { type: 'config', seed: 3 }]);
+  // Its silence counts from its start.
+  seconds(5);
+  assert.equal(made.workers.length, 1);
+  seconds(1);
+  assert.equal(made.workers.length, 2);
+});
+
+test('a deferred worker terminated before its start is never made', () => {
+  let start;
+  const made = watch({ startWhen: (go) => {
+    start = go;
+  } });
+  made.watched.postMessage({ type: 'init' });
+  made.watched.terminate();
+  start();
+  seconds(60);
+  assert.equal(made.workers.length, 0);
+  assert.deepEqual(made.errors, []);
 });
 
 test('heartbeatWhile beats every second until its promise settles, and passes its result on', async () => {

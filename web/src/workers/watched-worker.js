@@ -12,15 +12,19 @@ import { HEARTBEAT } from './heartbeat.js';
 /**
  * `create()` makes the worker (a literal `new Worker(new URL(…, import.meta.url))`, which
  * bundlers follow); `onMessage(data)` gets every message but heartbeats; `onError(message)`
- * gets the worker's errors and, after `restarts` replacements, its silence. Returns
- * { postMessage(message), terminate() }.
+ * gets the worker's errors and, after `restarts` replacements, its silence. `startWhen(start)`
+ * decides when the worker is made (at once by default); messages posted before then wait for
+ * it. Returns { postMessage(message), terminate() }.
  */
-export function watchedWorker(create, { onMessage, onError, silenceMs = 6000, restarts = 3, onRestart = () => {} }) {
-  let worker;
+export function watchedWorker(create, {
+  onMessage, onError, silenceMs = 6000, restarts = 3, onRestart = () => {}, startWhen = (start) => start(),
+}) {
+  let worker = null;
   let sent = []; // the messages sent before the worker's first answer, null after it
   let lastHeard;
   let restartsLeft = restarts;
   let watch = null;
+  let ended = false;
 
   function start() {
     worker = create();
@@ -57,16 +61,20 @@ export function watchedWorker(create, { onMessage, onError, silenceMs = 6000, re
     start();
   }
 
-  start();
-  watch = setInterval(checkSilence, Math.min(1000, silenceMs / 4));
+  startWhen(() => {
+    if (ended) return;
+    start();
+    watch = setInterval(checkSilence, Math.min(1000, silenceMs / 4));
+  });
   return {
     postMessage(message) {
       sent?.push(message);
-      worker.postMessage(message);
+      worker?.postMessage(message);
     },
     terminate() {
+      ended = true;
       answered();
-      worker.terminate();
+      worker?.terminate();
     },
   };
 }

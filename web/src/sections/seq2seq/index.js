@@ -14,6 +14,7 @@ import { prose } from '../../ui/math.js';
 import { card } from '../../ui/plot.js';
 import { plotGrid, scaffold } from '../../ui/section.js';
 import { urlState } from '../../ui/url-state.js';
+import { whenNear } from '../../ui/when-near.js';
 import { watchedWorker } from '../../workers/watched-worker.js';
 import { TASKS } from '../../../shared/translation/tasks.js';
 import { freshView } from './compute.js';
@@ -123,6 +124,10 @@ export function mountSeq2SeqSection(root, settings) {
         root.dataset.trainState = 'error';
       },
       onRestart: () => console.warn(`${root.id}: the training worker stopped answering while it loaded; started another`),
+      // Started when the section is a screen away: a reader of the first sections does not pay
+      // for the two training workers (each loads the package on every core and a shipped model,
+      // and scores it held out).
+      startWhen: (start) => whenNear(root, start),
     },
   );
   send({ type: 'init', task: values.task, seed: values.seed, kind: values.model, modelBase: new URL('models/', document.baseURI).href });
