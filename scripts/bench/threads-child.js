@@ -30,11 +30,12 @@ const samples = quick ? 3 : 7;
 const peerRuns = [];
 
 // `make(module)` returns the call to time on that module (and a release, if it holds one). Ours
-// on `threads` threads and on one take their samples in turns, before any peer is loaded: the
-// peers' idle workers spin (onnxruntime-web's for a long while), and when ours were timed with
-// them loaded, our one-thread samples in the 2-thread process took 1.22-1.30x as long as in the
-// 1-thread process (SDPA n = 1024 and 4096, d = 64, one quiet run on the 2-core machine), which
-// inflated the speedup. `peer(loaded)`, given the loaded peers, makes the peer's call for the row.
+// on `threads` threads and on one take their samples in turns, before any peer is loaded, so
+// that no peer's idle workers (onnxruntime-web's spin for a long while) run beside them.
+// That was not what slowed our one-thread samples in the 2-thread process, though: they took
+// 1.22-1.30x their 1-thread-process time with the peers loaded and 1.17-1.29x without (SDPA
+// d = 64, n = 1024 and 4096, quiet runs on the 2-core VM, 2026-11-24/25; docs/performance.md).
+// `peer(loaded)`, given the loaded peers, makes the peer's call for the row.
 async function timeRow(workload, make, peer) {
   const made = [attn, single].filter(Boolean).map((module) => make(module));
   const timed = await measureInTurns(made.map(({ fn }) => ({ fn })), { samples });
