@@ -4,7 +4,8 @@
 // getAttribute, …) waits for its element to be in the document, an action (click, check) for it
 // to be visible, enabled and still, and waitForFunction takes one argument before its options.
 // What puppeteer's Page has under the same name and meaning ($, $eval, $$eval, evaluate, goto,
-// mouse, keyboard, screenshot, url, on) is passed through.
+// mouse, keyboard, screenshot, url, on) is passed through, and setViewport under Playwright's
+// name, setViewportSize.
 export class TestPage {
   #page;
   #close;
@@ -24,6 +25,7 @@ export class TestPage {
   $$eval(selector, fn, arg) { return this.#page.$$eval(selector, fn, arg); }
   evaluate(fn, arg) { return this.#page.evaluate(fn, arg); }
   screenshot(options) { return this.#page.screenshot(options); }
+  setViewportSize(size) { return this.#page.setViewport(size); }
   waitForSelector(selector, options) { return this.#page.waitForSelector(selector, options); }
   waitForTimeout(ms) { return new Promise((resolve) => setTimeout(resolve, ms)); }
   close() { return this.#close(); }

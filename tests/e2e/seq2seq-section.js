@@ -82,20 +82,25 @@ export function seq2seqSection(id, prefix) {
     await page.close();
   }
 
-  // On a phone nothing is wider than the screen, and no plot scrolls sideways inside its card
-  // either (a .plot scrolls rather than widen the page): `open` opens the page at `query`;
-  // screenshots of the section and of `cards` (names after the prefix) go to shot(name).
-  async function assertPhoneLayout(open, query, { shot, name, cards = [] }) {
-    const { page, errors } = await open(query, PHONE);
-    await waitState(page, ['idle']);
-    await page.waitForSelector(`${plot('translate')} svg`);
-    for (const card of cards) await page.waitForSelector(`${plot(card)} .plot > *`);
+  // Nothing on the page is wider than the viewport, and no plot of the section scrolls sideways
+  // inside its card (a .plot scrolls rather than widen the page), once the fonts are in.
+  async function assertNothingWider(page) {
     await page.evaluate(() => document.fonts.ready);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `page is ${overflow}px wider than the viewport`);
     const scrolling = await page.$$eval(`${S} .plot`, (plots) => plots
       .filter((p) => p.scrollWidth > p.clientWidth).map((p) => p.closest('[data-plot]')?.dataset.plot));
     assert.deepEqual(scrolling, [], 'plots wider than their card');
+  }
+
+  // On a phone nothing is wider than the screen (assertNothingWider): `open` opens the page at
+  // `query`; screenshots of the section and of `cards` (names after the prefix) go to shot(name).
+  async function assertPhoneLayout(open, query, { shot, name, cards = [] }) {
+    const { page, errors } = await open(query, PHONE);
+    await waitState(page, ['idle']);
+    await page.waitForSelector(`${plot('translate')} svg`);
+    for (const card of cards) await page.waitForSelector(`${plot(card)} .plot > *`);
+    await assertNothingWider(page);
     await page.locator(S).screenshot({ path: shot(`phone-${name}.png`) });
     for (const card of cards) await page.locator(plot(card)).screenshot({ path: shot(`phone-${name}-${card}.png`) });
     assert.deepEqual(errors, []);
@@ -104,6 +109,6 @@ export function seq2seqSection(id, prefix) {
 
   return {
     S, plot, dataset, trainState, waitState, output, drawing, waitRedrawn, translate,
-    openShipped, assertTaskAndSeedInUrl, assertPhoneLayout,
+    openShipped, assertTaskAndSeedInUrl, assertNothingWider, assertPhoneLayout,
   };
 }

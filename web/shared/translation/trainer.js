@@ -12,8 +12,9 @@ import { BOS, EOS, PAD } from './text.js';
 
 /**
  * The seq2seq sections' models, each with its settings: d2l's GRU encoder-decoder with Bahdanau
- * attention, the same without attention (d2l's plain decoder), and d2l's Transformer. `model` is
- * the package class's config, `training` the step's; `shipped` marks the kinds of which
+ * attention, the same without attention (d2l's plain decoder), and d2l's Transformer. `label`
+ * names it in menus, `shortLabel` in legends and lines where the three stand side by side;
+ * `model` is the package class's config, `training` the step's; `shipped` marks the kinds of which
  * scripts/train-page-model.js ships a trained model per task (shippedModelName), so the page
  * translates at once with them.
  */
@@ -24,6 +25,7 @@ import { BOS, EOS, PAD } from './text.js';
 export const MODELS = {
   bahdanau: {
     label: 'Bahdanau (GRU + attention)',
+    shortLabel: 'Bahdanau',
     className: 'Seq2SeqAttention',
     shipped: true,
     model: { embedSize: 32, numHiddens: 64, numLayers: 1, dropout: 0, attention: true },
@@ -31,12 +33,14 @@ export const MODELS = {
   },
   plain: {
     label: 'GRU, no attention',
+    shortLabel: 'no attention',
     className: 'Seq2SeqAttention',
     model: { embedSize: 32, numHiddens: 64, numLayers: 1, dropout: 0, attention: false },
     training: { batchSize: 32, lr: 0.01, clip: 1 },
   },
   transformer: {
     label: 'Transformer (d2l 11.7)',
+    shortLabel: 'Transformer',
     className: 'Transformer',
     shipped: true,
     model: { numHiddens: 32, ffnNumHiddens: 64, numHeads: 4, numBlks: 2, dropout: 0 },

@@ -1,8 +1,9 @@
-// With vs without attention: two fresh models with the same seed (so the same batches), trained
-// one step each in turn for the same number of epochs, then scored on the held-out pairs of the
-// long-sentence task (COMPARE_TASK), where sources reach 30 tokens.
+// The comparison by source length: fresh models of the kinds the section names, from one seed,
+// trained side by side on the same batches (SideBySide) for the same number of epochs, then
+// scored on the held-out pairs of the long-sentence task (COMPARE_TASK), where sources reach 30
+// tokens.
 
-import { Trainer } from '../../../shared/translation/trainer.js';
+import { SideBySide } from '../../../shared/translation/side-by-side.js';
 import { SLICE_MS } from './training-loop.js';
 import { yieldToMessages } from './yield-to-messages.js';
 
@@ -10,22 +11,22 @@ import { yieldToMessages } from './yield-to-messages.js';
 export const COMPARE_TASK = 'fra-eng-long';
 
 /**
- * Trains the pair in slices, calling onProgress(epoch) after each and yielding to the worker's
- * messages; [{ attention, steps, bleu, exact, byLength }] for both once `epochs` are done, or
- * null when cancelled() turned true meanwhile.
+ * Trains models of `kinds` (keys of MODELS) in slices, calling onProgress(epoch) after each and
+ * yielding to the worker's messages; SideBySide.evaluate()'s { kind: results } once `epochs` are
+ * done, or null when cancelled() turned true meanwhile.
  */
-export async function trainWithAndWithout(attn, data, { seed, epochs, onProgress, cancelled }) {
-  const pair = ['bahdanau', 'plain'].map((kind) => new Trainer(attn, data, { seed, kind }));
+export async function trainSideBySide(attn, data, { kinds, seed, epochs, onProgress, cancelled }) {
+  const models = new SideBySide(attn, data, { kinds, seed });
   try {
-    while (pair[0].epoch < epochs) {
+    while (models.epoch < epochs) {
       const t0 = performance.now();
-      while (performance.now() - t0 < SLICE_MS && pair[0].epoch < epochs) for (const t of pair) t.trainStep();
-      onProgress(pair[0].progress);
+      while (performance.now() - t0 < SLICE_MS && models.epoch < epochs) models.step();
+      onProgress(models.progress);
       await yieldToMessages();
       if (cancelled()) return null;
     }
-    return pair.map((t) => ({ attention: t.attention, steps: t.steps, ...t.evaluate() }));
+    return models.evaluate();
   } finally {
-    pair.forEach((t) => t.dispose());
+    models.dispose();
   }
 }

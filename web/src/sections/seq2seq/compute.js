@@ -1,6 +1,6 @@
 // What a seq2seq section shows, folded from its training worker's reports (train-worker.js lists
 // them): the current model's loss and BLEU history, its latest figures, the probe's and the
-// visitor's translations and the with/without-attention comparison. Plain data in and out; the
+// visitor's translations and the comparison of models by source length. Plain data in and out; the
 // training itself runs in the worker (web/shared/translation/trainer.js), and the curves of
 // other runs drawn beside this one are in past-runs.js.
 
@@ -62,13 +62,35 @@ export function statsLine({ shipped, losses, last, tokensPerSecond }) {
   ].join(' · ');
 }
 
-/** Held-out BLEU over the long sources, { with, without }, from the comparison's results. */
-export const longSentenceBleu = ([withAttention, without]) => ({ with: withAttention.long, without: without.long });
+/** Held-out BLEU over the long sources, { kind: bleu }, from the comparison's { kind: results }. */
+export const longSentenceBleu = (results) => Object.fromEntries(Object.entries(results).map(([kind, r]) => [kind, r.long]));
 
-/** The comparison's outcome in one sentence, from the worker's 'compare' report. */
-export function compareLine({ epochs, results: [withAttention, without] }) {
-  const long = longSentenceBleu([withAttention, without]);
-  return `After ${epochs} epoch${epochs > 1 ? 's' : ''} each (${withAttention.steps} steps): `
-    + `held-out BLEU ${fmt(withAttention.bleu)} with attention, ${fmt(without.bleu)} without; `
-    + `from ${LONG_WORDS} words on, ${fmt(long.with)} against ${fmt(long.without)}.`;
+const epochsEach = (epochs) => `${epochs} epoch${epochs > 1 ? 's' : ''} each`;
+const listed = (items) => new Intl.ListFormat('en', { type: 'conjunction' }).format(items);
+
+/** The comparison's status while it trains `kinds`: "training Bahdanau and no attention side by side". */
+export const comparingLine = (kinds) => `training ${listed(kinds.map((k) => MODELS[k].shortLabel))} side by side`;
+
+/** The comparison's figures in one line, from the worker's 'compare' report. */
+export function compareLine({ epochs, results }) {
+  const models = Object.entries(results);
+  return `After ${epochsEach(epochs)} (${models[0][1].steps} steps): held-out BLEU from ${LONG_WORDS} words on `
+    + `${models.map(([kind, r]) => `${fmt(r.long)} ${MODELS[kind].shortLabel}`).join(', ')}; `
+    + `over all lengths ${models.map(([, r]) => fmt(r.bleu)).join(', ')}.`;
+}
+
+/**
+ * The sentence under the comparison's figure, from the worker's 'compare' report: what the figure
+ * draws, and which model leads from LONG_WORDS words on in this run, by how much over each other.
+ */
+export function compareCaption({ epochs, seed, results }) {
+  const models = Object.entries(results);
+  const { from, to } = models[0][1].byLength[0];
+  const drawn = `Held-out BLEU of each model by source length (in buckets of ${to - from + 1} words), `
+    + `after ${epochsEach(epochs)} from seed ${seed} on the same batches.`;
+  const ranked = models.filter(([, r]) => Number.isFinite(r.long)).sort(([, a], [, b]) => b.long - a.long);
+  if (ranked.length === 0) return `${drawn} No held-out source has ${LONG_WORDS} words or more.`;
+  const [[leader, best], ...rest] = ranked;
+  const leads = rest.map(([kind, r]) => `by ${fmt(best.long - r.long)} over ${MODELS[kind].shortLabel}`);
+  return `${drawn} On held-out sources of ${LONG_WORDS} words or more, ${MODELS[leader].shortLabel} leads${leads.length ? `: ${listed(leads)}` : ''}.`;
 }

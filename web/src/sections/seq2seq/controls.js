@@ -58,14 +58,14 @@ export function trainingBar({ id, models, values, section, send, onTask, trainSt
   };
 }
 
-/** The comparison bar: epochs each (in the URL) and "Train both", which calls onCompare(epochs). */
+/** The comparison bar: epochs each (in the URL) and "Train all three", which calls onCompare(epochs). */
 export function compareBar({ values, section, onCompare }) {
   const epochs = select({
     name: 'compare-epochs', label: 'epochs each', value: String(values.cmp),
     options: [1, 2, 5, 10, 20].map((n) => [String(n), String(n)]),
     onChange: (v) => section.set({ cmp: Number(v) }),
   });
-  const compare = button({ name: 'compare', label: 'Train both', onClick: () => onCompare(Number(epochs.value)) });
+  const compare = button({ name: 'compare', label: 'Train all three', onClick: () => onCompare(Number(epochs.value)) });
   const group = document.createElement('div');
   group.className = 'control control-buttons';
   group.append(compare.element);

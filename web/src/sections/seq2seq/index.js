@@ -17,7 +17,7 @@ import { urlState } from '../../ui/url-state.js';
 import { whenNear } from '../../ui/when-near.js';
 import { watchedWorker } from '../../workers/watched-worker.js';
 import { TASKS } from '../../../shared/translation/tasks.js';
-import { freshView } from './compute.js';
+import { comparingLine, freshView } from './compute.js';
 import { compareBar, showTrainState, trainingBar } from './controls.js';
 import { sectionParts } from './parts.js';
 import { PAGE_RUNS } from './past-runs.js';
@@ -30,16 +30,16 @@ const paragraph = (className) => {
 };
 
 /**
- * The comparison of models with and without attention (section 5's): its explanation, its bar
- * (epochs each, in the URL as `cmp`), its status line and its card, named `${prefix}-compare`.
- * onCompare(epochs) starts it.
+ * The comparison of models by source length (section 5's, attention-comparison.js): its
+ * explanation, its bar (epochs each, in the URL as `cmp`), its status line and its card, named
+ * `${prefix}-compare`. onCompare(epochs) starts it; `kinds` are the models it trains.
  */
-function comparisonBlock({ text, prefix, values, section, onCompare }) {
+function comparisonBlock({ text, kinds, prefix, values, section, onCompare }) {
   const status = paragraph('readout compare-status');
   status.textContent = 'Not run yet.';
   const bar = compareBar({
     values, section, onCompare: (epochs) => {
-      status.textContent = 'training with and without attention…';
+      status.textContent = `${comparingLine(kinds)}…`;
       onCompare(epochs);
     },
   });
@@ -57,7 +57,8 @@ function comparisonBlock({ text, prefix, values, section, onCompare }) {
  *   headsTitle     the title of the card of every head (a Transformer's); none, no such card
  *   beside         { kinds, hint }: the models whose last run on the page the BLEU chart draws
  *                  beside the one on show, and where to train one when there is none yet
- *   comparison     the with/without-attention comparison's explanation; none, no comparison
+ *   comparison     { text, kinds }: the comparison by source length, its explanation (HTML with
+ *                  TeX) and the kinds it trains side by side; none, no comparison
  */
 export function mountSeq2SeqSection(root, settings) {
   const { number, title, prefix, models, text, probeTitle, headsTitle, beside, comparison } = settings;
@@ -99,7 +100,7 @@ export function mountSeq2SeqSection(root, settings) {
   translation.setAttribute('aria-live', 'polite');
 
   const compare = comparison ? comparisonBlock({
-    text: comparison, prefix, values, section, onCompare: (epochs) => send({ type: 'compare', epochs }),
+    ...comparison, prefix, values, section, onCompare: (epochs) => send({ type: 'compare', epochs, kinds: comparison.kinds }),
   }) : null;
   const buttons = { ...training.buttons, compare: compare?.button };
 
@@ -148,7 +149,7 @@ export function mountSeq2SeqSection(root, settings) {
       showTrainState(root, m.state, buttons);
       if (m.state === 'idle' || m.state === 'done') requestTranslation();
     } else if (m.type === 'compare-progress') {
-      compare.status.textContent = `training with and without attention: epoch ${m.epoch.toFixed(1)} of ${m.epochs}…`;
+      compare.status.textContent = `${comparingLine(comparison.kinds)}: epoch ${m.epoch.toFixed(1)} of ${m.epochs}…`;
     }
     for (const name of redraw) schedule(name);
     schedule('stats');

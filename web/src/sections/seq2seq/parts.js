@@ -6,7 +6,7 @@
 
 import { widthOf } from '../../ui/plot.js';
 import { EPOCHS, MODELS } from '../../../shared/translation/trainer.js';
-import { compareLine, missingRunsLine, progressLine, statsLine } from './compute.js';
+import { compareCaption, compareLine, missingRunsLine, progressLine, statsLine } from './compute.js';
 import { alignmentPlot, bleuPlot, headsPlot, lengthPlot, lossPlot, plotNote, translationLines } from './plots.js';
 import { bumpCount, curvePoint } from './worker-messages.js';
 
@@ -52,7 +52,10 @@ export function sectionParts(current, dataset, elements, beside) {
       const { compare } = current.view;
       if (!compare) return;
       compareText.textContent = compareLine(compare);
-      compareCard.body.replaceChildren(lengthPlot(compare.results, widthOf(compareCard.body, { max: 900 })));
+      compareCard.body.replaceChildren(
+        lengthPlot(compare.results, widthOf(compareCard.body, { max: 900 })),
+        plotNote(compareCaption(compare), 'compare-caption'),
+      );
     },
   };
   if (!compareCard) delete parts.compare;

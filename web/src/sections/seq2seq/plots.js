@@ -1,15 +1,17 @@
 // A seq2seq section's pictures, each a pure function of what its worker reported: the loss curve,
 // held-out BLEU against training time, an alignment heatmap (source tokens across, target
 // tokens down), every head of a Transformer, a sentence's source tokens with the unknown ones
-// flagged and its translation, and BLEU by source length with and without attention.
+// flagged and its translation, and BLEU by source length of the models compared side by side.
 
 import * as Plot from '@observablehq/plot';
 import { heatmap } from '../../ui/heatmap.js';
 import { EOS, UNK } from '../../../shared/translation/text.js';
+import { MODELS } from '../../../shared/translation/trainer.js';
 
 const INK = '#1d2433';
 const BLUE = '#2a6f97';
 const ORANGE = '#c9733a';
+const PURPLE = '#7a5195';
 
 /** A line of text in a card, in place of a plot or under one; `extra`: a class of its own. */
 export function plotNote(text, extra = '') {
@@ -30,7 +32,7 @@ export function lossPlot(points, width) {
   });
 }
 
-const PAST_COLOURS = ['#7a5195', '#6b6b6b'];
+const PAST_COLOURS = [PURPLE, '#6b6b6b'];
 
 /**
  * Held-out BLEU over training time: the run on show ({ label, points: [{ seconds, bleu }] }),
@@ -184,29 +186,35 @@ export function translationLines(result) {
   return [sourceChips(result), note, out];
 }
 
+// How each model of the comparison is drawn: colour, dash and symbol, told apart in greyscale too.
+const COMPARE_STYLES = {
+  bahdanau: [BLUE, null, 'circle'],
+  transformer: [PURPLE, '2 3', 'triangle'],
+  plain: [ORANGE, '6 4', 'square'],
+};
+
 /**
- * Held-out BLEU by source length, with and without attention (Bahdanau et al.'s figure).
- * results: [{ attention, steps, byLength: [{ from, count, bleu }] }].
+ * Held-out BLEU by source length, a line per model (Bahdanau et al.'s figure), named in a legend
+ * above the plot (labels at the lines' ends would collide on a phone where the lines meet).
+ * results: { kind: { byLength: [{ from, count, bleu }] } }, the worker's 'compare' report's.
  */
 export function lengthPlot(results, width) {
-  const rows = results.flatMap((r) => r.byLength.map((b) => ({
-    ...b, model: r.attention ? 'with attention' : 'without attention',
-  })));
-  const style = { 'with attention': [BLUE, null, 'circle'], 'without attention': [ORANGE, '6 4', 'square'] };
-  const marks = Object.entries(style).flatMap(([model, [stroke, dash, symbol]]) => {
-    const points = rows.filter((r) => r.model === model);
-    return [
-      Plot.line(points, { x: 'from', y: 'bleu', stroke, strokeWidth: 2, strokeDasharray: dash }),
-      Plot.dot(points, { x: 'from', y: 'bleu', fill: stroke, symbol, r: 4, stroke: 'white' }),
-      Plot.text(points.slice(-1), { x: 'from', y: 'bleu', text: () => model, dx: 8, textAnchor: 'start', fill: stroke, fontSize: 11, fontWeight: 600 }),
-    ];
+  const models = Object.entries(results).map(([kind, r]) => {
+    const [colour, dash, symbol] = COMPARE_STYLES[kind];
+    const label = MODELS[kind].shortLabel;
+    return { label, colour, dash, symbol, rows: r.byLength.map((b) => ({ ...b, model: label })) };
   });
+  const rows = models.flatMap((m) => m.rows);
+  const domain = models.map((m) => m.label);
   return Plot.plot({
-    width, height: 260, marginLeft: 44, marginRight: 120, marginBottom: 38,
+    width, height: 260, marginLeft: 44, marginRight: 16, marginBottom: 38,
     x: { label: 'source sentence length (words, incl. punctuation) →', ticks: [...new Set(rows.map((r) => r.from))], tickFormat: 'd' },
     y: { label: '↑ held-out BLEU', domain: [0, 1], grid: true },
+    color: { domain, range: models.map((m) => m.colour) },
+    symbol: { domain, range: models.map((m) => m.symbol), legend: true },
     marks: [
-      ...marks,
+      ...models.map(({ rows: points, dash }) => Plot.line(points, { x: 'from', y: 'bleu', stroke: 'model', strokeWidth: 2, strokeDasharray: dash })),
+      Plot.dot(rows, { x: 'from', y: 'bleu', fill: 'model', symbol: 'model', r: 4, stroke: 'white' }),
       Plot.tip(rows, Plot.pointer({ x: 'from', y: 'bleu', title: (r) => `${r.model}\nlength ${r.from}: BLEU ${r.bleu.toFixed(3)} (${r.count} sentences)` })),
     ],
   });

@@ -8,14 +8,15 @@
 //                { type: 'pause' } | { type: 'resume' } | { type: 'reset' } (back to the kind's shipped model)
 //                { type: 'config', task?, seed?, kind? }  stops training; task or kind reloads
 //                { type: 'translate', id, texts }
-//                { type: 'compare', epochs }  trains with and without attention, side by side
+//                { type: 'compare', epochs, kinds }  trains fresh models of `kinds` side by side
 // worker → page: { type: 'heartbeat' }  every second while init loads (workers/heartbeat.js)
 //                { type: 'state', state, run, task, kind, shipped?, epochs? }
 //                { type: 'progress', run, steps, epoch, loss, tokensPerSecond, seconds }
 //                { type: 'eval', run, steps, seconds, bleu, exact, byLength }
 //                { type: 'probe', run, steps, result }  the probe's translation, a Transformer's every head
 //                { type: 'translation', id, run, results }
-//                { type: 'compare-progress', epoch, epochs } | { type: 'compare', results }
+//                { type: 'compare-progress', epoch, epochs }
+//                { type: 'compare', epochs, seed, results: { kind: { attention, steps, bleu, exact, byLength, long } } }
 //                { type: 'error', message }
 
 import { heartbeatWhile } from '../../workers/heartbeat.js';
@@ -30,7 +31,7 @@ const HANDLERS = {
   reset: () => session.reset(),
   config: ({ type, ...patch }) => session.configure(patch),
   translate: (m) => session.translate(m.id, m.texts),
-  compare: (m) => session.compareAttention(m.epochs),
+  compare: (m) => session.compareModels(m.epochs, m.kinds),
 };
 
 addEventListener('message', async ({ data: message }) => {

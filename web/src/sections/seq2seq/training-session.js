@@ -1,12 +1,13 @@
 // What the training worker does (train-worker.js maps its messages onto these operations): it
 // holds the task's data and the model on show, trains it (training-loop.js, which reports
-// progress, held-out BLEU and the probe's alignment as it goes) and runs the with/without
-// attention comparison. Every report goes to the page by postMessage, tagged with the run.
+// progress, held-out BLEU and the probe's alignment as it goes) and runs the comparison of
+// models by source length (attention-comparison.js). Every report goes to the page by
+// postMessage, tagged with the run.
 
 import { loadAttention } from 'attention-wasm';
 import { prepareTask, taskSpec } from '../../../shared/translation/tasks.js';
 import { EPOCHS as TRAIN_EPOCHS, Trainer } from '../../../shared/translation/trainer.js';
-import { COMPARE_TASK, trainWithAndWithout } from './attention-comparison.js';
+import { COMPARE_TASK, trainSideBySide } from './attention-comparison.js';
 import { loadShippedModel } from './shipped-model.js';
 import { Stopwatch } from './stopwatch.js';
 import { restartReportSchedule, trainInSlices } from './training-loop.js';
@@ -133,27 +134,34 @@ export function translate(id, texts) {
 }
 
 /**
- * Trains fresh models with and without attention side by side and reports their BLEU by length.
- * They train on the long-sentence task whatever task is on show: the fixed-vector bottleneck the
- * comparison is about only shows on sentences longer than the short corpus's.
+ * Trains fresh models of `kinds` side by side and reports their BLEU by length. They train
+ * on the long-sentence task whatever task is on show: the fixed-vector bottleneck of the model
+ * without attention only shows on sentences longer than the short corpus's.
  */
-export async function compareAttention(epochs) {
+export async function compareModels(epochs, kinds) {
   if (state === 'loading' || comparison) return;
   if (state === 'running') clock.stop();
   const token = {};
   comparison = token;
   const myRun = run;
+  const { seed } = config; // a new seed meanwhile waits for the next run
   setState('comparing');
   longData ??= prepareTask(COMPARE_TASK);
-  const results = await trainWithAndWithout(attn, longData, {
-    seed: config.seed,
-    epochs,
-    onProgress: (epoch) => post({ type: 'compare-progress', epoch, epochs }),
-    // A reset, a new task or a fresh start replaces the model on show and drops the comparison.
-    cancelled: () => comparison !== token || run !== myRun,
-  });
-  if (!results) return;
-  comparison = null;
-  post({ type: 'compare', epochs, results });
-  setState(trainer.epoch >= TRAIN_EPOCHS || trainer.steps === 0 ? 'idle' : 'paused', { steps: trainer.steps });
+  try {
+    const results = await trainSideBySide(attn, longData, {
+      kinds,
+      seed,
+      epochs,
+      onProgress: (epoch) => post({ type: 'compare-progress', epoch, epochs }),
+      // A reset, a new task or a fresh start replaces the model on show and drops the comparison.
+      cancelled: () => comparison !== token || run !== myRun,
+    });
+    if (results) post({ type: 'compare', epochs, seed, results });
+  } finally {
+    // Finished or failed (not replaced meanwhile): the model on show takes over again.
+    if (comparison === token) {
+      comparison = null;
+      setState(trainer.epoch >= TRAIN_EPOCHS || trainer.steps === 0 ? 'idle' : 'paused', { steps: trainer.steps });
+    }
+  }
 }
