@@ -20,18 +20,22 @@ const scrolling = (table) => {
   return scroller;
 };
 
+// A column's header, "n = 1024": the "n = " hides on a phone's width (style.css), where the
+// columns need the room.
+function sizeHeader(n) {
+  const prefix = document.createElement('span');
+  prefix.className = 'n-prefix';
+  prefix.textContent = 'n = ';
+  return headerCell('col', prefix, String(n));
+}
+
 /** GFLOP/s per runner (rows) and n (columns), each over its median time; then the ratio rows. */
 export function resultsTable({ sizes, d, rows, backends }) {
   const table = document.createElement('table');
   table.className = 'bench-table';
   table.createCaption().textContent = `d = ${d}; columns: sequence length n. Each cell: GFLOP/s = 4·n²·d / time, and below it the median time of one call. ` +
     'The masked rows run the SIMD build and count the same dense flops.';
-  table.createTHead().insertRow().append(headerCell('col', 'runner'), ...sizes.map((n) => {
-    const prefix = document.createElement('span');
-    prefix.className = 'n-prefix';
-    prefix.textContent = 'n = ';
-    return headerCell('col', prefix, String(n));
-  }));
+  table.createTHead().insertRow().append(headerCell('col', 'runner'), ...sizes.map(sizeHeader));
   const body = table.createTBody();
   for (const [name, runner] of Object.entries(RUNNERS)) {
     if (name === 'simd' && backends && backends.simd !== 'wasm-simd') continue;
@@ -83,7 +87,7 @@ export function decodeTable({ decode }) {
   table.className = 'bench-table bench-decode';
   table.createCaption().textContent = `nq = 1 query per head against n cached positions; the copy is ` +
     `Float32Array.set of K and V (${heads}·n·${d} floats each), the memory traffic a decode cannot avoid.`;
-  table.createTHead().insertRow().append(...['', ...DECODE_SIZES.map((n) => `n = ${n}`)].map((text) => headerCell('col', text)));
+  table.createTHead().insertRow().append(headerCell('col', ''), ...DECODE_SIZES.map(sizeHeader));
   const body = table.createTBody();
   const line = (key, label, cell, className) => {
     const tr = body.insertRow();
