@@ -2,7 +2,8 @@
 # Builds the core natively and runs its Catch2 suite through CTest: with the SIMD kernels (SSE
 # on x86-64), the kernels' tests with their scalar twins (ATTN_SIMD=OFF), and with the SIMD kernels
 # under AddressSanitizer + UndefinedBehaviorSanitizer (which also replays the fuzz corpus); the
-# thread pool's tests under ThreadSanitizer. Then the README's C++ examples, the CMake package test and a bounded fuzz run.
+# thread pool's tests under ThreadSanitizer. Then the README's C++ examples and the CMake package
+# test, with a bounded fuzz run beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage_mark=--
@@ -27,24 +28,37 @@ scalar_kernels() {
 }
 stage "native tests of the kernels, scalar twins" scalar_kernels
 
+# Without the tests labelled `learning` (tests/cpp/CMakeLists.txt): hundreds of training steps
+# through the code the gradient tests run under the sanitizers in a few.
 sanitized() {
   bash scripts/configure-sanitize.sh
   cmake --build build/native-asan -j2
-  ctest --test-dir build/native-asan --output-on-failure -j2
+  ctest --test-dir build/native-asan --output-on-failure -j2 -LE learning
 }
 stage "native tests, SIMD kernels under ASan + UBSan" sanitized
 
 # Only the threads' test file: the rest of the suite is single-threaded code that the runs above
-# already cover. Debian's clang, as for ASan (scripts/setup.sh installs its runtime).
+# already cover. Debian's clang, as for ASan (scripts/setup.sh installs its runtime), with its flags.
 thread_sanitized() {
   cmake -S . -B build/native-tsan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" -DATTN_SANITIZE_THREADS=ON >/dev/null
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DATTN_SANITIZE_THREADS=ON >/dev/null
   cmake --build build/native-tsan -j2 --target test_threads
   TSAN_OPTIONS=halt_on_error=1 build/native-tsan/tests/cpp/test_threads
 }
 stage "the thread pool and the parallel kernels under ThreadSanitizer" thread_sanitized
 
+# The fuzz run is bounded by time and takes one core: it runs beside the two builds of consumers,
+# its output printed after them.
+fuzz_log=build/fuzz-run.out
+bash scripts/test-fuzz.sh >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
 stage "README C++ examples, against build/native" bash scripts/test-readme-cpp.sh
 stage "CMake package: find_package and add_subdirectory consumers" bash scripts/test-cmake-package.sh
-stage "fuzzing" bash scripts/test-fuzz.sh
+fuzz_done() {
+  local status=0
+  wait "$fuzz_pid" || status=$?
+  cat "$fuzz_log"
+  return "$status"
+}
+stage "fuzzing (what remained of it after the consumers)" fuzz_done
 stage_times

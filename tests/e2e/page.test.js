@@ -175,7 +175,7 @@ for (const engine of ENGINES) describe(`the page (${engine})`, () => {
       const before = plot === 'heads'
         ? await page.$eval('[data-head="r0"]', (f) => f.innerHTML)
         : await plotHtml(page, plot);
-      await press(page, section, input, 'ArrowRight', 3);
+      await press(page, section, input, 'ArrowRight');
       const afterHtml = plot === 'heads'
         ? await page.$eval('[data-head="r0"]', (f) => f.innerHTML)
         : await plotHtml(page, plot);

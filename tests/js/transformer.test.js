@@ -1,8 +1,7 @@
 // Transformer (d2l 11.7) in the three builds: against d2l's PyTorch model (tests/fixtures/transformer,
 // written by scripts/fixtures/transformer.py): forward logits and every attention map, loss,
-// every gradient, two clipped Adam steps, cached greedy translation; a learning test (a seeded
-// reversal task reaches its accuracy, and the cross-attention of a trained model lies on the
-// anti-diagonal); argument errors and the model's state.
+// every gradient, two clipped Adam steps, cached greedy translation; argument errors and the
+// model's state. Its learning test is transformer-learning.test.js.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -10,31 +9,13 @@ import { describe, test } from 'node:test';
 import { backends, labelOf } from './backends.js';
 import * as fx from './fixtures.js';
 import { mulberry32 } from './reference.js';
+import { reversalBatch } from './reversal-task.js';
 
 const cases = fx.loadFixture('transformer/transformer.json');
 
 function assertMapsClose(got, want, label) {
   assert.equal(got.length, want.length, `${label}: blocks`);
   want.forEach((tensor, i) => fx.assertFixtureClose(got[i], tensor, tensor, `${label} block ${i}`));
-}
-
-// Reversal: src = n tokens in [3, V) then eos (2); the target is the tokens reversed, then eos.
-function reversalBatch(rng, batch, steps, vocab) {
-  const src = new Int32Array(batch * steps), tgtIn = new Int32Array(batch * steps), tgtOut = new Int32Array(batch * steps);
-  const lens = new Int32Array(batch);
-  for (let b = 0; b < batch; b++) {
-    const n = 3 + Math.floor(rng() * (steps - 3));
-    lens[b] = n + 1;
-    const tokens = Array.from({ length: n }, () => 3 + Math.floor(rng() * (vocab - 3)));
-    tokens.forEach((token, i) => { src[b * steps + i] = token; });
-    src[b * steps + n] = 2;
-    const reversed = [...tokens].reverse();
-    tgtIn[b * steps] = 1; // bos
-    reversed.forEach((token, i) => { tgtOut[b * steps + i] = tgtIn[b * steps + i + 1] = token; });
-    tgtOut[b * steps + n] = 2;
-  }
-  const shape = [batch, steps];
-  return { src: { data: src, shape }, lens, tgtIn: { data: tgtIn, shape }, tgtOut: { data: tgtOut, shape } };
 }
 
 for (const attn of backends) {
@@ -76,46 +57,6 @@ for (const attn of backends) {
         m.dispose();
       });
     }
-  });
-
-  describe(`Transformer learns (${labelOf(attn)})`, () => {
-    test('reversal: 95% of held-out tokens right, cross-attention on the anti-diagonal', () => {
-      const rng = mulberry32(7);
-      const vocab = 10, steps = 6;
-      const m = new attn.Transformer({ srcVocabSize: vocab, tgtVocabSize: vocab, numHiddens: 32, ffnNumHiddens: 64, numHeads: 4, numBlks: 2, seed: 3 });
-      for (let step = 0; step < 800; step++) {
-        const b = reversalBatch(rng, 32, steps, vocab);
-        m.trainStep(b.src, b.lens, b.tgtIn, b.tgtOut, { pad: 0, lr: 0.005, clip: 1 });
-      }
-      const held = reversalBatch(mulberry32(99), 64, steps, vocab);
-      const { tokens, attention } = m.translate(held.src, held.lens, { bos: 1, eos: 2, maxLen: steps });
-      m.dispose();
-      let right = 0, total = 0;
-      const [, heads] = attention.decoderCross[0].shape;
-      const onAntiDiagonal = new Array(heads).fill(0);
-      let rows = 0;
-      for (let b = 0; b < 64; b++) {
-        const n = held.lens[b] - 1;
-        for (let t = 0; t < held.lens[b]; t++) {
-          total++;
-          if (tokens.data[b * steps + t] === held.tgtOut.data[b * steps + t]) right++;
-          if (t === n) continue; // eos attends wherever it likes
-          rows++;
-          // Output token t is source token n - 1 - t: count the heads of the last block whose
-          // largest weight is there.
-          const map = attention.decoderCross.at(-1).data;
-          for (let h = 0; h < heads; h++) {
-            const row = map.slice(((b * heads + h) * steps + t) * steps, ((b * heads + h) * steps + t + 1) * steps);
-            if (row.indexOf(Math.max(...row)) === n - 1 - t) onAntiDiagonal[h]++;
-          }
-        }
-      }
-      const accuracy = right / total;
-      assert.ok(accuracy >= 0.95, `accuracy ${accuracy.toFixed(3)}`);
-      const best = Math.max(...onAntiDiagonal) / rows;
-      assert.ok(best >= 0.7, `the best head peaks on the anti-diagonal in ${best.toFixed(3)} of the rows`);
-      console.log(`reversal: accuracy ${accuracy.toFixed(3)}, best head on the anti-diagonal in ${best.toFixed(3)} of the rows`);
-    });
   });
 
   describe(`Transformer arguments and state (${labelOf(attn)})`, () => {
