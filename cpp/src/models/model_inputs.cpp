@@ -43,6 +43,11 @@ void check_sizes(std::initializer_list<std::pair<const char*, Index>> sizes, flo
   }
 }
 
+bool ends_with(const std::string& name, const std::string& suffix) {
+  return name.size() >= suffix.size() &&
+         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 uint64_t mix(uint64_t seed, uint64_t count) {
   uint64_t z = seed ^ (count * 0xD1B54A32D192ED03ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

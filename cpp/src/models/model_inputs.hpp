@@ -27,6 +27,9 @@ void check_sizes(std::initializer_list<std::pair<const char*, Index>> sizes, flo
 // drop independently, and so do a pass's dropout sites.
 uint64_t mix(uint64_t seed, uint64_t count);
 
+// Whether a parameter's name ends with suffix: the initialisation picks a layer's draw by it.
+bool ends_with(const std::string& name, const std::string& suffix);
+
 // The initialisation's draws, from one splitmix64 stream in state-dict order.
 class Initializer {
  public:

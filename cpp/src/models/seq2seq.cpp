@@ -24,11 +24,6 @@ void check_config(const Seq2SeqConfig& c) {
                       c.dropout);
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // d2l's current Seq2SeqEncoder wraps nn.GRU in d2l.GRU, whose parameters read
 // "encoder.rnn.rnn.weight_ih_l0": the same tensor as "encoder.rnn.weight_ih_l0".
 std::string canonical_name(const std::string& name) {
@@ -64,7 +59,7 @@ Seq2Seq::Parameters::Parameters(const Seq2SeqConfig& c) {
     float* w = values.data() + offsets[id];
     const Index n = detail::element_count(spec.shape);
     const bool gru = spec.name.find(".rnn.") != std::string::npos;
-    if (ends_with(spec.name, "embedding.weight")) {
+    if (detail::ends_with(spec.name, "embedding.weight")) {
       init.normal(w, n);  // nn.Embedding
     } else if (gru && spec.name.find(".weight_") != std::string::npos) {
       // init_seq2seq: xavier_uniform_, bound sqrt(6 / (fan_in + fan_out)).

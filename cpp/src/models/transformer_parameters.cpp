@@ -7,15 +7,6 @@
 
 namespace attn {
 
-namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
-
 Transformer::Parameters::Parameters(const TransformerConfig& c) : heads(c.num_heads) {
   const Index H = c.num_hiddens, F = c.ffn_num_hiddens;
   encoder_embedding = add("encoder.embedding.weight", {c.src_vocab_size, H});
@@ -82,11 +73,11 @@ void Transformer::Parameters::initialise(uint64_t seed) {
     const ParameterSpec& spec = specs[id];
     float* w = values.data() + offsets[id];
     const Index n = detail::element_count(spec.shape);
-    if (ends_with(spec.name, "embedding.weight")) {
+    if (detail::ends_with(spec.name, "embedding.weight")) {
       init.normal(w, n);
-    } else if (ends_with(spec.name, "ln.weight")) {
+    } else if (detail::ends_with(spec.name, "ln.weight")) {
       init.fill(w, n, 1.0f);
-    } else if (ends_with(spec.name, "ln.bias")) {
+    } else if (detail::ends_with(spec.name, "ln.bias")) {
       init.fill(w, n, 0.0f);
     } else {
       if (spec.shape.size() == 2) fan_in = spec.shape[1];
