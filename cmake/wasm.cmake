@@ -71,6 +71,8 @@ if(ATTN_CATCH2_INCLUDE)
   file(CREATE_LINK ${ATTN_CATCH2_INCLUDE}/catch2 ${attn_catch2_dir}/catch2 SYMBOLIC)
   add_executable(test_microkernels EXCLUDE_FROM_ALL
     tests/cpp/test_microkernels.cpp tests/cpp/main.cpp)
+  # Catch2's runner unoptimised, as in the native builds (tests/cpp/CMakeLists.txt).
+  set_source_files_properties(tests/cpp/main.cpp PROPERTIES COMPILE_OPTIONS -O0)
   target_link_libraries(test_microkernels PRIVATE attn::attn)
   # The kernels as the library compiled them: cpp/src, and the scalar build's define.
   target_include_directories(test_microkernels PRIVATE ${attn_catch2_dir}

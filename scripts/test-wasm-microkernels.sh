@@ -15,10 +15,24 @@ dir=build/wasm-simd
 emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DATTN_SIMD=ON \
   -DATTN_WASM_NAME=attention-simd >/dev/null
 cmake --build "$dir" -j2 --target test_microkernels >/dev/null
-echo "-- micro-kernel tests, wasm simd (node $(node --version))"
-node "$dir/test_microkernels.cjs" --use-colour no
+# The two runs side by side (each takes one core), their reports printed in turn.
+run() {  # log, command...
+  local log=$1
+  shift
+  "$@" --use-colour no >"$log" 2>&1
+}
+run "$dir/microkernels-simd.log" node "$dir/test_microkernels.cjs" &
+simd=$!
 # The tests again with the relaxed-SIMD loops in the kernel table (as the package installs them;
 # tests/cpp/relaxed_setup.cpp), on Node 20 behind its flag.
-echo "-- micro-kernel tests, wasm simd with the relaxed-SIMD loops"
 ATTN_RELAXED_MODULE=$dir/attention-simd-relaxed.wasm \
-  node --experimental-wasm-relaxed-simd "$dir/test_microkernels.cjs" --use-colour no
+  run "$dir/microkernels-relaxed.log" node --experimental-wasm-relaxed-simd "$dir/test_microkernels.cjs" &
+relaxed=$!
+status=0
+echo "-- micro-kernel tests, wasm simd (node $(node --version))"
+wait "$simd" || status=1
+cat "$dir/microkernels-simd.log"
+echo "-- micro-kernel tests, wasm simd with the relaxed-SIMD loops"
+wait "$relaxed" || status=1
+cat "$dir/microkernels-relaxed.log"
+exit "$status"

@@ -1,9 +1,10 @@
-// The Transformer's encoder and decoder blocks, the last of the issue's "finite differences in
-// double for each new building block": attn::Transformer against a double-precision
-// transcription of d2l 11.7 written here in plain loops (with reference.hpp's linear maps and
-// multi-head attention, and seq2seq_reference.hpp's state dict and d2l's Seq2Seq.loss), which
-// calls nothing in the library. Its logits, attention maps and loss must match the model's
-// forward, and its loss's central differences every gradient loss_and_gradients returns.
+// The Transformer's encoder and decoder blocks against finite differences in double, as
+// test_transformer_layers.cpp checks the layers inside them: attn::Transformer against a
+// double-precision transcription of d2l 11.7 written here in plain loops (with reference.hpp's
+// linear maps and multi-head attention, and seq2seq_reference.hpp's state dict and d2l's
+// Seq2Seq.loss), which calls nothing in the library. Its logits, attention maps and loss must match
+// the model's forward, and its loss's central differences every gradient loss_and_gradients
+// returns.
 //
 // test_transformer.cpp meets PyTorch's autograd at PyTorch's initialisation, where every
 // LayerNorm is weight 1 and bias 0: a block that reads another LayerNorm's weight or bias, or
