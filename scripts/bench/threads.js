@@ -30,20 +30,28 @@ function runCount(threads, quick) {
   return JSON.parse(child.stdout.trim().split('\n').pop());
 }
 
-const fmt = (x, digits = 2) => (x === undefined ? '—' : x.toFixed(digits));
+const fmt = (x, digits = 2) => (x === undefined || Number.isNaN(x) ? '—' : x.toFixed(digits));
+
+// The speedup is given twice: from the medians of the samples, and from the fastest sample of
+// each side ("fastest": each sample averages at least 30 ms of calls, taken in turns). On a
+// machine shared with other work, interference only ever adds time, and more to two threads
+// than to one (a call waits for its slowest thread), so the medians' speedup there measures the
+// neighbours as much as the code; the fastest samples are the least disturbed measure of what
+// the code costs (the minimum as the estimator, as Chen and Revels argue in "Robust benchmarking
+// in noisy environments", 2016). Both are printed, and each is held to the goal.
 
 /** Returns { results, summary } like the other sections. */
 export async function runThreadsSection({ quick, log = console.log }) {
   const counts = [...new Set([1, 2, availableParallelism()])];
   log(`\nThreads: ours vs onnxruntime-web at equal thread counts (${counts.join(', ')}; ${availableParallelism()} logical cores), each count in its own process`);
   const runs = counts.map((threads) => runCount(threads, quick));
-  const header = ['workload', 'threads', 'ours ms', 'speedup', 'efficiency', 'onnxruntime-web ms', 'ours ÷ ORT'];
+  const header = ['workload', 'threads', 'ours ms', 'speedup', 'efficiency', 'speedup, fastest', 'onnxruntime-web ms', 'ours ÷ ORT'];
   const table = [];
   for (const run of runs) {
     for (const row of run.rows) {
       const speedup = row.one / row.ours;
-      table.push([row.workload, run.threads, fmt(row.ours), fmt(speedup), fmt(speedup / run.threads), fmt(row.peer),
-        row.peer === undefined ? '—' : fmt(row.peer / row.ours)]);
+      table.push([row.workload, run.threads, fmt(row.ours), fmt(speedup), fmt(speedup / run.threads),
+        fmt(row.oneBest / row.oursBest), fmt(row.peer), row.peer === undefined ? '—' : fmt(row.peer / row.ours)]);
     }
   }
   table.sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : 0));
@@ -55,7 +63,8 @@ export async function runThreadsSection({ quick, log = console.log }) {
   if (two) {
     for (const row of two.rows) {
       const target = SPEEDUP_GOALS.find(([prefix]) => row.workload.startsWith(prefix))?.[1];
-      summary.push(`threads: ${row.workload}, 2 threads ÷ 1: ${goal(row.one / row.ours, '≥', target)}`);
+      summary.push(`threads: ${row.workload}, 2 threads ÷ 1: medians ${goal(row.one / row.ours, '≥', target)}; ` +
+        `fastest samples ${goal(row.oneBest / row.oursBest, '≥', target)}`);
     }
     for (const row of two.rows.filter((r) => r.peer !== undefined && /^SDPA n = (1024|4096), d = 64$/.test(r.workload))) {
       summary.push(`threads: ${row.workload} at 2 threads, ours ÷ onnxruntime-web: ${goal(row.peer / row.ours, '≥', PEER_GOAL)}`);
