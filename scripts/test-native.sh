@@ -38,7 +38,8 @@ sanitized() {
 stage "native tests, SIMD kernels under ASan + UBSan" sanitized
 
 # Only the threads' test file: the rest of the suite is single-threaded code that the runs above
-# already cover. Debian's clang, as for ASan (scripts/setup.sh installs its runtime), with its flags.
+# already cover. Debian's clang and the flags of the ASan build (scripts/configure-sanitize.sh says
+# why; scripts/setup.sh installs the runtime).
 thread_sanitized() {
   cmake -S . -B build/native-tsan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DATTN_SANITIZE_THREADS=ON >/dev/null
