@@ -1,7 +1,8 @@
 // The thread pool and every parallel kernel: the fused forward and backward (a few score
 // matrices split within each strip, many taken whole), KV-cache decoding (by key chunks), kernel
-// regression and its bandwidth search, and the parallel GEMM (so multi-head attention's
-// projections and backward): every result equals the one-thread result bit for bit, for 1 to 7
+// regression and its bandwidth search, the parallel GEMM (so multi-head attention's projections
+// and backward), a linear layer's bias and parameter gradients, and the Seq2Seq training step
+// (its GRU's gates, Adam): every result equals the one-thread result bit for bit, for 1 to 7
 // threads, on ragged shapes (query blocks of 64, key chunks and tiles of 2 cut anywhere, one
 // query, none) under every mask kind and with the weights; a long run of tiny calls through the
 // pool; a bad thread count; the worker setup the wasm package installs its relaxed loops with.
@@ -22,8 +23,10 @@
 #include "attn/kernel_regression.hpp"
 #include "attn/kv_cache.hpp"
 #include "attn/multi_head_attention.hpp"
+#include "attn/seq2seq.hpp"
 #include "attn/threads.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/linear_layer.hpp"
 #include "parallel/thread_pool.hpp"
 
 using attn::Index;
@@ -254,6 +257,87 @@ TEST_CASE("Multi-head attention's backward gives the same bits on 1, 2, 3, 4 and
     for (size_t p = 0; p < one.d_parameters.size(); ++p) {
       CAPTURE(one.d_parameters[p].name);
       REQUIRE(one.d_parameters[p].data == many.d_parameters[p].data);
+    }
+  }
+}
+
+TEST_CASE(
+    "A linear layer's bias and parameter gradients give the same bits on 1, 2, 3 and 7 "
+    "threads, and match dY^T X in double",
+    "[threads]") {
+  // 601 rows: the runs of output units and of rows are cut unevenly.
+  const Tensor3 dy = wave(1, 601, 300, 0.37f), x = wave(1, 601, 70, 0.11f);
+  const attn::ConstMatrixMap dy_m(dy.data.data(), 601, 300), x_m(x.data.data(), 601, 70);
+  const std::vector<float> bias(300, 0.5f);
+  const auto run = [&] {
+    attn::Matrix dweight = attn::Matrix::Constant(300, 70, 1.0f), y = dy_m;
+    std::vector<float> dbias(300, 2.0f);
+    attn::detail::accumulate_weight_gradient(dy_m, x_m, {dweight.data(), 300, 70}, dbias.data());
+    attn::detail::add_bias_rows(y, bias.data());
+    return std::make_tuple(dweight, dbias, y);
+  };
+  attn::set_threads(1);
+  const auto one = run();
+  for (Index o : {Index{0}, Index{151}, Index{299}}) {
+    double db = 2.0;
+    for (Index r = 0; r < 601; ++r) db += dy_m(r, o);
+    REQUIRE(std::get<1>(one)[static_cast<size_t>(o)] == Approx(db).epsilon(1e-5).margin(1e-4));
+    for (Index i : {Index{0}, Index{33}, Index{69}}) {
+      double dw = 1.0;
+      for (Index r = 0; r < 601; ++r) dw += double{dy_m(r, o)} * x_m(r, i);
+      REQUIRE(std::get<0>(one)(o, i) == Approx(dw).epsilon(1e-5).margin(1e-4));
+    }
+    REQUIRE(std::get<2>(one)(600, o) == dy_m(600, o) + 0.5f);
+  }
+  for (int threads : {2, 3, 7}) {
+    const ThreadCount count(threads);
+    const auto many = run();
+    CAPTURE(threads);
+    REQUIRE(same_bits(std::get<0>(one), std::get<0>(many)));
+    REQUIRE(same_bits(std::get<1>(one), std::get<1>(many)));
+    REQUIRE(same_bits(std::get<2>(one), std::get<2>(many)));
+  }
+}
+
+TEST_CASE("Seq2Seq training steps give the same bits on 1, 2 and 3 threads", "[threads]") {
+  // Large enough that the GRU's gate loops, its gradients' transposes, the packing and Adam's
+  // update are split (each at least kWorkPerThread per thread at 2 threads).
+  attn::Seq2SeqConfig config;
+  config.src_vocab_size = config.tgt_vocab_size = 40;
+  config.embed_size = 32;
+  config.num_hiddens = 64;
+  config.num_layers = 2;
+  config.seed = 9;
+  const Index B = 64, T = 6;
+  std::vector<int32_t> src(B * T), tgt_in(B * T), tgt_out(B * T), lens(B);
+  for (Index i = 0; i < B * T; ++i) {
+    src[static_cast<size_t>(i)] = static_cast<int32_t>(3 + i * 7 % 37);
+    tgt_in[static_cast<size_t>(i)] = static_cast<int32_t>(3 + i * 11 % 37);
+    tgt_out[static_cast<size_t>(i)] = static_cast<int32_t>(i * 13 % 40);  // some are pad (0)
+  }
+  for (Index b = 0; b < B; ++b) lens[static_cast<size_t>(b)] = static_cast<int32_t>(b % (T + 1));
+  attn::Seq2SeqTrainOptions options;
+  options.lr = 0.01f;
+  options.clip = 1.0f;
+  const auto train = [&] {
+    attn::Seq2Seq model(config);
+    std::vector<float> losses;
+    for (int step = 0; step < 2; ++step) {
+      losses.push_back(model.train_step({src.data(), B, T}, lens, {tgt_in.data(), B, T},
+                                        {tgt_out.data(), B, T}, options));
+    }
+    return std::make_pair(losses, model.state_dict());
+  };
+  attn::set_threads(1);
+  const auto one = train();
+  for (int threads : {2, 3}) {
+    const ThreadCount count(threads);
+    const auto many = train();
+    CAPTURE(threads);
+    REQUIRE(same_bits(one.first, many.first));
+    for (size_t p = 0; p < one.second.size(); ++p) {
+      CAPTURE(one.second[p].name);
+      REQUIRE(same_bits(one.second[p].data, many.second[p].data));
     }
   }
 }

@@ -5,6 +5,7 @@
 #include "attn/linear.hpp"
 #include "kernels/fused_attention.hpp"
 #include "kernels/gemm.hpp"
+#include "parallel/split.hpp"
 
 namespace attn::detail {
 
@@ -35,23 +36,22 @@ Matrix split_heads(const Matrix& projected, Index batch, Index n, Index heads) {
   // With no rows (n = 0) there is nothing to move, and a block at a column offset of an empty
   // matrix is an offset from its null data pointer: undefined behaviour (found by UBSan).
   if (split.size() == 0) return split;
-  for (Index b = 0; b < batch; ++b) {
-    for (Index h = 0; h < heads; ++h) {
-      split.middleRows((b * heads + h) * n, n) = projected.block(b * n, h * head_dim, n, head_dim);
-    }
-  }
+  // One (batch row, head) block per task: a copy, worth sharing at the sizes of a model.
+  run_split(batch * heads, split.size(), [&](Index bh, int) {
+    const Index b = bh / heads, h = bh % heads;
+    split.middleRows(bh * n, n) = projected.block(b * n, h * head_dim, n, head_dim);
+  });
   return split;
 }
 
 Matrix merge_heads(const Matrix& split, Index batch, Index n, Index heads) {
   const Index head_dim = split.cols();
   Matrix merged(batch * n, heads * head_dim);
-  if (merged.size() == 0) return merged;  // as in split_heads
-  for (Index b = 0; b < batch; ++b) {
-    for (Index h = 0; h < heads; ++h) {
-      merged.block(b * n, h * head_dim, n, head_dim) = split.middleRows((b * heads + h) * n, n);
-    }
-  }
+  if (merged.size() == 0) return merged;                        // as in split_heads
+  run_split(batch * heads, merged.size(), [&](Index bh, int) {  // as in split_heads
+    const Index b = bh / heads, h = bh % heads;
+    merged.block(b * n, h * head_dim, n, head_dim) = split.middleRows(bh * n, n);
+  });
   return merged;
 }
 

@@ -20,25 +20,28 @@ constexpr Index kTaskRows = 32, kTaskPanels = 4;
 void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed,
                      float scale) {
   assert(k >= 0 && n >= 0 && ldb >= (transposed ? k : n));
-  for (Index j0 = 0; j0 < n; j0 += kPanel) {
-    const Index width = std::min(kPanel, n - j0);
-    float* panel = packed + j0 * k;
-    if (transposed) {  // B's rows are the panel's columns: read each row once, contiguously
-      for (Index c = 0; c < width; ++c) {
-        const float* row = b + (j0 + c) * ldb;
-        for (Index t = 0; t < k; ++t) panel[t * kPanel + c] = row[t] * scale;
+  // A run of panels per task: each panel is written by one task alone.
+  run_ranges(round_up(n, kPanel) / kPanel, k * kPanel, [&](Index first, Index last) {
+    for (Index j0 = first * kPanel; j0 < std::min(n, last * kPanel); j0 += kPanel) {
+      const Index width = std::min(kPanel, n - j0);
+      float* panel = packed + j0 * k;
+      if (transposed) {  // B's rows are the panel's columns: read each row once, contiguously
+        for (Index c = 0; c < width; ++c) {
+          const float* row = b + (j0 + c) * ldb;
+          for (Index t = 0; t < k; ++t) panel[t * kPanel + c] = row[t] * scale;
+        }
+      } else {  // 16 contiguous entries of each row of B are one row of the panel
+        for (Index t = 0; t < k; ++t) {
+          const float* row = b + t * ldb + j0;
+          for (Index c = 0; c < width; ++c) panel[t * kPanel + c] = row[c] * scale;
+        }
       }
-    } else {  // 16 contiguous entries of each row of B are one row of the panel
-      for (Index t = 0; t < k; ++t) {
-        const float* row = b + t * ldb + j0;
-        for (Index c = 0; c < width; ++c) panel[t * kPanel + c] = row[c] * scale;
+      if (width < kPanel) {
+        for (Index t = 0; t < k; ++t)
+          std::fill(panel + t * kPanel + width, panel + (t + 1) * kPanel, 0.0f);
       }
     }
-    if (width < kPanel) {
-      for (Index t = 0; t < k; ++t)
-        std::fill(panel + t * kPanel + width, panel + (t + 1) * kPanel, 0.0f);
-    }
-  }
+  });
 }
 
 void f32_gemm_panels_serial(const float* a, Index lda, Index m, Index depth, const float* packed,

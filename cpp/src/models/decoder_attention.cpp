@@ -3,6 +3,7 @@
 #include "attention/additive_features.hpp"
 #include "attention/softmax_pooling.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/linear_layer.hpp"
 
 namespace attn::detail {
 
@@ -77,10 +78,8 @@ void DecoderAttention::step_backward(Index t, const float* dcontext, float* dque
 
 Matrix DecoderAttention::finish_backward(const MatrixRef& queries, MatrixMap dw_q, MatrixMap dw_k,
                                          Eigen::Map<Vector> dw_v) {
-  const Matrix dqp_t = d_projected_queries_.transpose();
-  const Matrix dkp_t = d_projected_keys_.transpose();
-  dw_q += matmul(dqp_t, queries);
-  dw_k += matmul(dkp_t, values_);
+  accumulate_weight_gradient(d_projected_queries_, queries, dw_q, nullptr);
+  accumulate_weight_gradient(d_projected_keys_, values_, dw_k, nullptr);
   dw_v += d_w_v_;
   return d_values_ + matmul(d_projected_keys_, w_.w_k);
 }

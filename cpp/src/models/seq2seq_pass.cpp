@@ -2,6 +2,7 @@
 
 #include "attn/embedding.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/linear_layer.hpp"
 
 namespace attn::detail {
 
@@ -14,7 +15,7 @@ ConstBatch time_major_view(const Matrix& m, Index steps, Index batch) {
 // logits [rows, V] = top [rows, H] dense.weight^T + dense.bias.
 Matrix dense(const Seq2Seq::Parameters& p, const float* weights, const MatrixRef& top) {
   Matrix logits = matmul_transposed(top, p.matrix(weights, p.dense_weight));
-  logits.rowwise() += p.vector(weights, p.dense_bias).transpose();
+  add_bias_rows(logits, p.vector(weights, p.dense_bias).data());
   return logits;
 }
 
@@ -94,9 +95,8 @@ Tensor3 Seq2SeqPass::attention() const {
 void Seq2SeqPass::backward(const Matrix& dlogits, float* gradients) {
   const Seq2Seq::Parameters& p = parameters_;
   const auto top = decoder_.top_outputs();
-  const Matrix dlogits_t = dlogits.transpose();
-  p.matrix(gradients, p.dense_weight) += matmul(dlogits_t, top);
-  p.vector(gradients, p.dense_bias) += dlogits.colwise().sum().transpose();
+  accumulate_weight_gradient(dlogits, top, p.matrix(gradients, p.dense_weight),
+                             p.vector(gradients, p.dense_bias).data());
   const Matrix d_top = matmul(dlogits, p.matrix(weights_, p.dense_weight));
 
   const DecoderRun::Gradients d = decoder_.backward(d_top, gradients);

@@ -4,6 +4,7 @@
 
 #include "attn/optim.hpp"
 #include "checks.hpp"
+#include "parallel/split.hpp"
 
 namespace attn {
 
@@ -43,11 +44,14 @@ void Adam::step(const std::vector<FloatSpan>& parameters,
     const float* grad = gradients[p].data;
     float* m = m_[p].data();
     float* v = v_[p].data();
-    for (size_t i = 0; i < m_[p].size(); ++i) {
-      m[i] = b1 * m[i] + (1.0f - b1) * grad[i];
-      v[i] = b2 * v[i] + (1.0f - b2) * grad[i] * grad[i];
-      param[i] -= step_size * m[i] / (std::sqrt(v[i]) / correction2_sqrt + eps);
-    }
+    // Each entry's update reads that entry alone: runs of entries go to the pool's threads.
+    detail::run_ranges(static_cast<Index>(m_[p].size()), 16, [&](Index begin, Index end) {
+      for (Index i = begin; i < end; ++i) {
+        m[i] = b1 * m[i] + (1.0f - b1) * grad[i];
+        v[i] = b2 * v[i] + (1.0f - b2) * grad[i] * grad[i];
+        param[i] -= step_size * m[i] / (std::sqrt(v[i]) / correction2_sqrt + eps);
+      }
+    });
   }
 }
 

@@ -8,7 +8,9 @@
 #include "kernels/activation_kernels.hpp"
 #include "kernels/dropout.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/linear_layer.hpp"
 #include "nn/gru_layer.hpp"
+#include "parallel/split.hpp"
 
 namespace attn {
 
@@ -41,33 +43,38 @@ GruLayerTape::GruLayerTape(const GruLayerWeights& weights, Index batch, Index st
 
 Matrix GruLayerTape::project_input(const MatrixRef& x) const {
   Matrix gi = matmul_transposed_packed(x, packed_ih_t_, 3 * hidden_);
-  gi.rowwise() += weights_.bias_ih.transpose();
+  add_bias_rows(gi, weights_.bias_ih.data());
   return gi;
 }
+
+// Per batch row about 20 operations for each of its 3H gates (the sigmoid and tanh loops).
+Index GruLayerTape::row_work() const { return 60 * hidden_; }
 
 void GruLayerTape::step(Index t, const float* gi) {
   const Index H = hidden_;
   const float* h_prev = state(t - 1);
   f32_gemm_packed(h_prev, H, batch_, H, packed_hh_t_.data(), 3 * H, gh_.data(), 3 * H);
-  gh_.rowwise() += weights_.bias_hh.transpose();
   float* h = states_.data() + (t + 1) * batch_ * H;
-  for (Index b = 0; b < batch_; ++b) {
-    const float* gib = gi + b * 3 * H;
-    const float* ghb = gh_.data() + b * 3 * H;
-    const float* hp = h_prev + b * H;
-    // gates: [r, z, n, hn], each H wide; r and z first hold their pre-activations.
-    float* gates = gates_.data() + (t * batch_ + b) * 4 * H;
-    float *r = gates, *z = gates + H, *n = gates + 2 * H, *hn = gates + 3 * H;
-    for (Index j = 0; j < 2 * H; ++j) gates[j] = gib[j] + ghb[j];
-    f32_sigmoid(gates, gates, 2 * H);
-    for (Index j = 0; j < H; ++j) {
-      hn[j] = ghb[2 * H + j];
-      n[j] = gib[2 * H + j] + r[j] * hn[j];
+  run_ranges(batch_, row_work(), [&](Index begin, Index end) {
+    for (Index b = begin; b < end; ++b) {
+      const float* gib = gi + b * 3 * H;
+      float* ghb = gh_.data() + b * 3 * H;
+      const float* hp = h_prev + b * H;
+      for (Index j = 0; j < 3 * H; ++j) ghb[j] += weights_.bias_hh[j];
+      // gates: [r, z, n, hn], each H wide; r and z first hold their pre-activations.
+      float* gates = gates_.data() + (t * batch_ + b) * 4 * H;
+      float *r = gates, *z = gates + H, *n = gates + 2 * H, *hn = gates + 3 * H;
+      for (Index j = 0; j < 2 * H; ++j) gates[j] = gib[j] + ghb[j];
+      f32_sigmoid(gates, gates, 2 * H);
+      for (Index j = 0; j < H; ++j) {
+        hn[j] = ghb[2 * H + j];
+        n[j] = gib[2 * H + j] + r[j] * hn[j];
+      }
+      f32_tanh(n, n, H);
+      float* hb = h + b * H;
+      for (Index j = 0; j < H; ++j) hb[j] = (1.0f - z[j]) * n[j] + z[j] * hp[j];
     }
-    f32_tanh(n, n, H);
-    float* hb = h + b * H;
-    for (Index j = 0; j < H; ++j) hb[j] = (1.0f - z[j]) * n[j] + z[j] * hp[j];
-  }
+  });
 }
 
 Eigen::Map<const Matrix> GruLayerTape::outputs() const {
@@ -91,37 +98,35 @@ void GruLayerTape::step_backward(Index t, const float* dh, float* dh_prev) {
     packed_hh_ = pack(weights_.weight_hh);
   }
   const float* h_prev = state(t - 1);
-  for (Index b = 0; b < batch_; ++b) {
-    const Index row = t * batch_ + b;
-    const float* gates = gates_.data() + row * 4 * H;
-    const float* dhb = dh + b * H;
-    const float* hp = h_prev + b * H;
-    float* dgi = dgi_.data() + row * 3 * H;
-    float* dgh = dgh_.data() + row * 3 * H;
-    float* dhp = dh_prev + b * H;
-    for (Index j = 0; j < H; ++j) {
-      const float r = gates[j], z = gates[H + j], n = gates[2 * H + j], hn = gates[3 * H + j];
-      const float dn_pre = dhb[j] * (1.0f - z) * (1.0f - n * n);
-      const float dr_pre = dn_pre * hn * r * (1.0f - r);
-      const float dz_pre = dhb[j] * (hp[j] - n) * z * (1.0f - z);
-      dgi[j] = dgh[j] = dr_pre;
-      dgi[H + j] = dgh[H + j] = dz_pre;
-      dgi[2 * H + j] = dn_pre;
-      dgh[2 * H + j] = dn_pre * r;
-      dhp[j] = dhb[j] * z;
+  run_ranges(batch_, row_work(), [&](Index begin, Index end) {
+    for (Index b = begin; b < end; ++b) {
+      const Index row = t * batch_ + b;
+      const float* gates = gates_.data() + row * 4 * H;
+      const float* dhb = dh + b * H;
+      const float* hp = h_prev + b * H;
+      float* dgi = dgi_.data() + row * 3 * H;
+      float* dgh = dgh_.data() + row * 3 * H;
+      float* dhp = dh_prev + b * H;
+      for (Index j = 0; j < H; ++j) {
+        const float r = gates[j], z = gates[H + j], n = gates[2 * H + j], hn = gates[3 * H + j];
+        const float dn_pre = dhb[j] * (1.0f - z) * (1.0f - n * n);
+        const float dr_pre = dn_pre * hn * r * (1.0f - r);
+        const float dz_pre = dhb[j] * (hp[j] - n) * z * (1.0f - z);
+        dgi[j] = dgh[j] = dr_pre;
+        dgi[H + j] = dgh[H + j] = dz_pre;
+        dgi[2 * H + j] = dn_pre;
+        dgh[2 * H + j] = dn_pre * r;
+        dhp[j] = dhb[j] * z;
+      }
     }
-  }
+  });
   f32_gemm_panels(dgh_.data() + t * batch_ * 3 * H, 3 * H, batch_, 3 * H, packed_hh_.data(),
                   kPanel * 3 * H, H, dh_prev, H, /*accumulate=*/true);
 }
 
 void GruLayerTape::accumulate_gradients(const MatrixRef& x, GruLayerGradientViews g) const {
-  const Matrix dgi_t = dgi_.transpose();
-  const Matrix dgh_t = dgh_.transpose();
-  g.dweight_ih += matmul(dgi_t, x);
-  g.dweight_hh += matmul(dgh_t, previous_states());
-  g.dbias_ih += dgi_.colwise().sum().transpose();
-  g.dbias_hh += dgh_.colwise().sum().transpose();
+  accumulate_weight_gradient(dgi_, x, g.dweight_ih, g.dbias_ih.data());
+  accumulate_weight_gradient(dgh_, previous_states(), g.dweight_hh, g.dbias_hh.data());
 }
 
 }  // namespace detail

@@ -56,6 +56,8 @@ class GruLayerTape {
   void accumulate_gradients(const MatrixRef& x, GruLayerGradientViews gradients) const;
 
  private:
+  Index row_work() const;  // the elementwise work of one batch row of a step, for run_ranges
+
   GruLayerWeights weights_;
   Index batch_, steps_, hidden_;
   std::vector<float> packed_ih_t_, packed_hh_t_, packed_hh_;  // GEMM panels of W_ih^T, W_hh^T, W_hh

@@ -1,13 +1,14 @@
 #include "nn/projection.hpp"
 
 #include "kernels/gemm.hpp"
+#include "kernels/linear_layer.hpp"
 
 namespace attn::detail {
 
 Matrix project(const MatrixRef& x, const Projection& p) {
   Matrix projected =
       p.panels ? matmul_transposed_packed(x, *p.panels, p.out) : matmul_transposed(x, p.matrix());
-  if (p.bias) projected.rowwise() += Eigen::Map<const Vector>(p.bias, p.out).transpose();
+  if (p.bias) add_bias_rows(projected, p.bias);
   return projected;
 }
 
