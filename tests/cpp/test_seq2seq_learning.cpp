@@ -52,7 +52,7 @@ TEST_CASE("a seeded run learns to copy sequences, attending along the diagonal",
           "[seq2seq][learning]") {
   attn::Seq2Seq model({kFirstSymbol + kSymbols, kFirstSymbol + kSymbols, 16, 32, 1, 0.0f, 3, true});
   float first_loss = 0.0f, loss = 0.0f;
-  for (int step = 0; step < 400; ++step) {
+  for (int step = 0; step < 500; ++step) {
     const CopyBatch data(32, 1000 + static_cast<uint64_t>(step));
     loss = model.train_step(data.tokens(data.src), data.lens, data.tokens(data.tgt_in),
                             data.tokens(data.tgt_out), {kPad, 0.01f, 1.0f, {}});

@@ -1,6 +1,6 @@
 #include "additive_features.hpp"
 
-#include <vector>
+#include <algorithm>
 
 #include "kernels/activation_kernels.hpp"
 
@@ -8,22 +8,30 @@ namespace attn::detail {
 
 namespace {
 
-// f = tanh(pq + pk), one pair's features.
-void features(const float* pq, const float* pk, Index h, float* f) {
-  for (Index c = 0; c < h; ++c) f[c] = pq[c] + pk[c];
-  f32_tanh(f, f, h);
+// The features are formed a run of kRun at a time on the stack, so that nothing here allocates:
+// the Bahdanau decoder calls these from its tasks, one batch row each. Every sum still runs over
+// c in order.
+constexpr Index kRun = 64;
+
+// f[0, n) = tanh(pq + pk)[c0, c0 + n), a run of one pair's features.
+void features(const float* pq, const float* pk, Index c0, Index n, float* f) {
+  for (Index c = 0; c < n; ++c) f[c] = pq[c0 + c] + pk[c0 + c];
+  f32_tanh(f, f, n);
 }
 
 }  // namespace
 
 void additive_scores(const float* pq, Index nq, const float* pk, Index nk, Index h, const float* wv,
                      float* scores, Index ld) {
-  std::vector<float> f(static_cast<size_t>(h));
+  float f[kRun];
   for (Index i = 0; i < nq; ++i) {
     for (Index j = 0; j < nk; ++j) {
-      features(pq + i * h, pk + j * h, h, f.data());
       float score = 0.0f;
-      for (Index c = 0; c < h; ++c) score += wv[c] * f[static_cast<size_t>(c)];
+      for (Index c0 = 0; c0 < h; c0 += kRun) {
+        const Index n = std::min(kRun, h - c0);
+        features(pq + i * h, pk + j * h, c0, n, f);
+        for (Index c = 0; c < n; ++c) score += wv[c0 + c] * f[c];
+      }
       scores[i * ld + j] = score;
     }
   }
@@ -32,18 +40,20 @@ void additive_scores(const float* pq, Index nq, const float* pk, Index nk, Index
 void additive_scores_backward(const float* ds, Index ld, const float* pq, Index nq, const float* pk,
                               Index nk, Index h, const float* wv, float* dpq, float* dpk,
                               float* dwv) {
-  std::vector<float> f(static_cast<size_t>(h));
+  float f[kRun];
   for (Index i = 0; i < nq; ++i) {
     for (Index j = 0; j < nk; ++j) {
       const float d = ds[i * ld + j];
       if (d == 0.0f) continue;
-      features(pq + i * h, pk + j * h, h, f.data());
-      for (Index c = 0; c < h; ++c) {
-        const float fc = f[static_cast<size_t>(c)];
-        const float g = d * wv[c] * (1.0f - fc * fc);
-        dwv[c] += d * fc;
-        dpq[i * h + c] += g;
-        dpk[j * h + c] += g;
+      for (Index c0 = 0; c0 < h; c0 += kRun) {
+        const Index n = std::min(kRun, h - c0);
+        features(pq + i * h, pk + j * h, c0, n, f);
+        for (Index c = 0; c < n; ++c) {
+          const float g = d * wv[c0 + c] * (1.0f - f[c] * f[c]);
+          dwv[c0 + c] += d * f[c];
+          dpq[i * h + c0 + c] += g;
+          dpk[j * h + c0 + c] += g;
+        }
       }
     }
   }

@@ -7,9 +7,9 @@
 // attn::additive_attention computes the same for a [B, nq, nk] batch, but re-projects the keys on
 // every call; a decoder asks T times with one query each, so here W_k k is computed once per
 // sequence and W_q q once per step for the whole batch, both kept for the backward. The scores
-// from them are the shared additive_scores (attention/additive_features.hpp), and the masked
-// softmax, dropout and pooling are additive attention's own (attention/softmax_pooling.hpp),
-// a one-row score matrix per batch row and step.
+// from them are the shared additive_scores (attention/additive_features.hpp), then the masked
+// softmax, dropout and pooling of one score row per batch row and step, the rows split across
+// the pool.
 
 #include <cstdint>
 #include <vector>
@@ -48,6 +48,7 @@ class DecoderAttention {
                          Eigen::Map<Vector> dw_v);
 
  private:
+  Index row_work() const;  // one batch row's work in a step, for run_ranges
   // The keys = values of batch row b, [Ts, H].
   ConstMatrixMap source_values(Index b) const {
     return {values_.data() + b * source_steps_ * values_.cols(), source_steps_, values_.cols()};
@@ -69,6 +70,7 @@ class DecoderAttention {
   // Backward state.
   Matrix d_values_, d_projected_keys_, d_projected_queries_;  // [B Ts, H], [B Ts, h], [T B, h]
   Vector d_w_v_;
+  Matrix d_scores_, d_w_v_rows_;  // [B, Ts], [B, h]: one step's dS and each row's part of dw_v
 };
 
 }  // namespace attn::detail
