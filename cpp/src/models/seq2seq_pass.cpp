@@ -38,8 +38,9 @@ std::vector<int32_t> time_major(TokenBatch tokens) {
   return out;
 }
 
-EncoderRun::EncoderRun(const Seq2SeqConfig& config, const Seq2Seq::Parameters& p,
-                       const float* weights, TokenBatch src, bool training, uint64_t dropout_seed)
+GruEncoderRun::GruEncoderRun(const Seq2SeqConfig& config, const Seq2Seq::Parameters& p,
+                             const float* weights, TokenBatch src, bool training,
+                             uint64_t dropout_seed)
     : ids(time_major(src)),
       gru(run_encoder_gru(config, p, weights,
                           embedding(p.matrix(weights, p.encoder_embedding), ids.data(),
@@ -122,7 +123,7 @@ Seq2SeqTranslation greedy_translate(const Seq2SeqConfig& config, const Seq2Seq::
                                     const Seq2SeqTranslateOptions& options) {
   const float* weights = p.values.data();
   const Index B = src.batch, Ts = src.steps, T = options.max_len;
-  EncoderRun encoder(config, p, weights, src, /*training=*/false, 0);
+  GruEncoderRun encoder(config, p, weights, src, /*training=*/false, 0);
   DecoderRun decoder(config, p, weights, encoder.outputs, encoder.states, src_valid_lens, T,
                      /*training=*/false, 0);
 

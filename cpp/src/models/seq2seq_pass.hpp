@@ -15,10 +15,12 @@ namespace attn::detail {
 // ids [B, T] batch-major -> [T * B] time-major (row t * B + b), the layout of the recurrences.
 std::vector<int32_t> time_major(TokenBatch tokens);
 
-// The encoder over a batch: d2l's Seq2SeqEncoder.
-struct EncoderRun {
-  EncoderRun(const Seq2SeqConfig& config, const Seq2Seq::Parameters& parameters,
-             const float* weights, TokenBatch src, bool training, uint64_t dropout_seed);
+// The encoder over a batch: d2l's Seq2SeqEncoder. (Not EncoderRun: that is the Transformer's, in
+// the same namespace, and two classes of one name break the one-definition rule; the linker kept
+// one class's destructor for both, which ASan caught as a use after free.)
+struct GruEncoderRun {
+  GruEncoderRun(const Seq2SeqConfig& config, const Seq2Seq::Parameters& parameters,
+                const float* weights, TokenBatch src, bool training, uint64_t dropout_seed);
 
   std::vector<int32_t> ids;  // [Ts * B] time-major
   GruForward gru;
@@ -44,7 +46,7 @@ class Seq2SeqPass {
   const Seq2Seq::Parameters& parameters_;
   const float* weights_;
   Index batch_, source_steps_, target_steps_;
-  EncoderRun encoder_;
+  GruEncoderRun encoder_;
   std::vector<int32_t> target_ids_;  // [Tt * B] time-major
   DecoderRun decoder_;
   Matrix logits_;
