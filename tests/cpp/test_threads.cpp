@@ -1,8 +1,9 @@
 // The thread pool and every parallel kernel: the fused forward and backward (a few score
 // matrices split within each strip, many taken whole), KV-cache decoding (by key chunks), kernel
 // regression and its bandwidth search, the parallel GEMM (so multi-head attention's projections
-// and backward), a linear layer's bias and parameter gradients, and the Seq2Seq training step
-// (its GRU's gates, Adam): every result equals the one-thread result bit for bit, for 1 to 7
+// and backward), a linear layer's bias and parameter gradients, LayerNorm (the Transformer's) and
+// the Seq2Seq training step (its GRU's gates, Adam): every result equals the one-thread result bit
+// for bit, for 1 to 7
 // threads, on ragged shapes (query blocks of 64, key chunks and tiles of 2 cut anywhere, one
 // query, none) under every mask kind and with the weights; a long run of tiny calls through the
 // pool; a bad thread count; the worker setup the wasm package installs its relaxed loops with.
@@ -22,6 +23,7 @@
 #include "attn/attention.hpp"
 #include "attn/kernel_regression.hpp"
 #include "attn/kv_cache.hpp"
+#include "attn/layer_norm.hpp"
 #include "attn/multi_head_attention.hpp"
 #include "attn/seq2seq.hpp"
 #include "attn/threads.hpp"
@@ -296,6 +298,44 @@ TEST_CASE(
     REQUIRE(same_bits(std::get<0>(one), std::get<0>(many)));
     REQUIRE(same_bits(std::get<1>(one), std::get<1>(many)));
     REQUIRE(same_bits(std::get<2>(one), std::get<2>(many)));
+  }
+}
+
+TEST_CASE("LayerNorm and its backward give the same bits on 1, 2, 3 and 7 threads", "[threads]") {
+  // 601 rows of 256, far from zero as a Transformer's are: split into uneven runs of rows.
+  const Tensor3 x = wave(1, 601, 256, 0.29f), dy = wave(1, 601, 256, 0.53f);
+  const attn::ConstMatrixMap x_m(x.data.data(), 601, 256), dy_m(dy.data.data(), 601, 256);
+  const attn::Matrix shifted = (x_m.array() * 4.0f + 30.0f).matrix();
+  attn::Vector weight(256), bias(256);
+  for (Index j = 0; j < 256; ++j) {
+    weight[j] = 1.0f + 0.01f * static_cast<float>(j % 7);
+    bias[j] = 0.1f * static_cast<float>(j % 5);
+  }
+  attn::set_threads(1);
+  const attn::Matrix y1 = attn::layer_norm(shifted, weight, bias);
+  const attn::LayerNormGradients g1 = attn::layer_norm_backward(shifted, weight, dy_m);
+  // dbias and dweight are summed by runs of rows: against the sums over all rows in double.
+  for (Index j : {Index{0}, Index{100}, Index{255}}) {
+    double db = 0.0, dw = 0.0;
+    for (Index i = 0; i < 601; ++i) {
+      double mean = 0.0, squares = 0.0;
+      for (Index c = 0; c < 256; ++c) mean += shifted(i, c) / 256.0;
+      for (Index c = 0; c < 256; ++c) squares += (shifted(i, c) - mean) * (shifted(i, c) - mean);
+      const double normalised = (shifted(i, j) - mean) / std::sqrt(squares / 256.0 + 1e-5);
+      db += dy_m(i, j);
+      dw += dy_m(i, j) * normalised;
+    }
+    REQUIRE(g1.dbias[j] == Approx(db).epsilon(1e-4).margin(1e-3));
+    REQUIRE(g1.dweight[j] == Approx(dw).epsilon(1e-4).margin(1e-3));
+  }
+  for (int threads : {2, 3, 7}) {
+    const ThreadCount count(threads);
+    CAPTURE(threads);
+    REQUIRE(same_bits(y1, attn::layer_norm(shifted, weight, bias)));
+    const attn::LayerNormGradients g = attn::layer_norm_backward(shifted, weight, dy_m);
+    REQUIRE(same_bits(g1.dx, g.dx));
+    REQUIRE(same_bits(g1.dweight.data(), g1.dweight.size(), g.dweight.data(), g.dweight.size()));
+    REQUIRE(same_bits(g1.dbias.data(), g1.dbias.size(), g.dbias.data(), g.dbias.size()));
   }
 }
 

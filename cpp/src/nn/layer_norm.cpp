@@ -4,6 +4,7 @@
 #include <string>
 
 #include "checks.hpp"
+#include "parallel/split.hpp"
 
 namespace attn {
 
@@ -17,8 +18,9 @@ void check_eps(float eps) { detail::require_positive_finite("eps", eps); }
 
 // One row normalised, (x - mean) / sqrt(var + eps), in double: a row of a Transformer sits far
 // from zero (embeddings scaled by sqrt(d)), where a float mean or float sums of squares would
-// lose the digits that tell its entries apart. Returns 1 / sqrt(var + eps).
-double normalise(const float* row, Index d, float eps, Eigen::ArrayXf& normalised) {
+// lose the digits that tell its entries apart. Writes x^ into `normalised` (d floats) and returns
+// 1 / sqrt(var + eps).
+double normalise(const float* row, Index d, float eps, float* normalised) {
   double sum = 0.0;
   for (Index j = 0; j < d; ++j) sum += row[j];
   const double mean = sum / static_cast<double>(d);
@@ -29,6 +31,10 @@ double normalise(const float* row, Index d, float eps, Eigen::ArrayXf& normalise
   return inverse_std;
 }
 
+// Rows are independent: runs of them go to the pool's threads, each row normalised straight into
+// its output row (no scratch, so a task allocates nothing).
+constexpr Index kRowWorkPerEntry = 8;
+
 }  // namespace
 
 Matrix layer_norm(const MatrixRef& x, const VectorRef& weight, const VectorRef& bias, float eps) {
@@ -37,16 +43,20 @@ Matrix layer_norm(const MatrixRef& x, const VectorRef& weight, const VectorRef& 
   check_affine("bias", bias, d);
   check_eps(eps);
   Matrix y(x.rows(), d);
-  Eigen::ArrayXf normalised(d);
-  for (Index i = 0; i < x.rows(); ++i) {
-    normalise(x.row(i).data(), d, eps, normalised);
-    y.row(i) = (normalised * weight.array() + bias.array()).matrix().transpose();
-  }
+  detail::run_ranges(x.rows(), kRowWorkPerEntry * d, [&](Index begin, Index end) {
+    for (Index i = begin; i < end; ++i) {
+      float* out = y.row(i).data();
+      normalise(x.row(i).data(), d, eps, out);
+      for (Index j = 0; j < d; ++j) out[j] = out[j] * weight[j] + bias[j];
+    }
+  });
   return y;
 }
 
 // With x^ = (x - mean) * r and g = dy * weight: dx = r (g - mean(g) - x^ mean(g x^)),
-// dweight = sum over rows of dy x^, dbias = sum over rows of dy.
+// dweight = sum over rows of dy x^, dbias = sum over rows of dy. Each run of rows sums its part
+// of dweight and dbias; the parts are added in the order of the runs, which depend on the sizes
+// alone, so the result is the same for every thread count.
 LayerNormGradients layer_norm_backward(const MatrixRef& x, const VectorRef& weight,
                                        const MatrixRef& dy, float eps) {
   const Index n = x.rows(), d = x.cols();
@@ -54,16 +64,33 @@ LayerNormGradients layer_norm_backward(const MatrixRef& x, const VectorRef& weig
   detail::require_shape("dy", {n, d}, detail::shape_of(dy));
   check_eps(eps);
   LayerNormGradients g{Matrix(n, d), Vector::Zero(d), Vector::Zero(d)};
-  Eigen::ArrayXf normalised(d), scaled(d);
-  for (Index i = 0; i < n; ++i) {
-    const auto inverse_std = static_cast<float>(normalise(x.row(i).data(), d, eps, normalised));
-    scaled = dy.row(i).transpose().array() * weight.array();
-    const float mean_scaled = scaled.mean();
-    const float mean_product = (scaled * normalised).mean();
-    g.dx.row(i) =
-        (inverse_std * (scaled - mean_scaled - normalised * mean_product)).matrix().transpose();
-    g.dweight.array() += dy.row(i).transpose().array() * normalised;
-    g.dbias += dy.row(i).transpose();
+  const Index row_work = 2 * kRowWorkPerEntry * d, chunk = detail::range_chunk(row_work);
+  Matrix parts = Matrix::Zero((n + chunk - 1) / chunk, 2 * d);  // [dweight, dbias] per run
+  detail::run_ranges(n, row_work, [&](Index begin, Index end) {
+    float* dweight = parts.row(begin / chunk).data();
+    float* dbias = dweight + d;
+    for (Index i = begin; i < end; ++i) {
+      float* dx = g.dx.row(i).data();  // holds x^ until the row's dx overwrites it
+      const auto inverse_std = static_cast<float>(normalise(x.row(i).data(), d, eps, dx));
+      const float* dyi = dy.row(i).data();
+      float sum_scaled = 0.0f, sum_product = 0.0f;
+      for (Index j = 0; j < d; ++j) {
+        const float scaled = dyi[j] * weight[j];
+        sum_scaled += scaled;
+        sum_product += scaled * dx[j];
+        dweight[j] += dyi[j] * dx[j];
+        dbias[j] += dyi[j];
+      }
+      const float mean_scaled = sum_scaled / static_cast<float>(d);
+      const float mean_product = sum_product / static_cast<float>(d);
+      for (Index j = 0; j < d; ++j) {
+        dx[j] = inverse_std * (dyi[j] * weight[j] - mean_scaled - dx[j] * mean_product);
+      }
+    }
+  });
+  for (Index c = 0; c < parts.rows(); ++c) {
+    g.dweight += parts.row(c).head(d).transpose();
+    g.dbias += parts.row(c).tail(d).transpose();
   }
   return g;
 }

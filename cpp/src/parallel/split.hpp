@@ -30,13 +30,19 @@ void run_split(Index count, Index work, Task&& task) {
   for (Index t = 0; t < count; ++t) task(t, 0);
 }
 
+// The items in each chunk of run_ranges: a caller that keeps a partial result per chunk (to add
+// them up in order afterwards) numbers its chunks begin / range_chunk(item_work).
+inline Index range_chunk(Index item_work) {
+  return std::max<Index>(1, kWorkPerThread / 4 / std::max<Index>(1, item_work));
+}
+
 // body(begin, end) over [0, n) in chunks of about a quarter of kWorkPerThread (each item costing
 // `item_work`), split across the pool when the whole is worth it, so at least 4 chunks per
 // thread: for loops whose items are independent (the rows of an elementwise step, the entries of
 // an optimiser update). The chunks depend on n and item_work only, never on the thread count.
 template <typename Body>
 void run_ranges(Index n, Index item_work, Body&& body) {
-  const Index chunk = std::max<Index>(1, kWorkPerThread / 4 / std::max<Index>(1, item_work));
+  const Index chunk = range_chunk(item_work);
   run_split((n + chunk - 1) / chunk, n * item_work, [&](Index task, int) {
     const Index begin = task * chunk;
     body(begin, std::min(n, begin + chunk));
