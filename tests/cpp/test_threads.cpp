@@ -274,7 +274,7 @@ TEST_CASE(
   const auto run = [&] {
     attn::Matrix dweight = attn::Matrix::Constant(300, 70, 1.0f), y = dy_m;
     std::vector<float> dbias(300, 2.0f);
-    attn::detail::accumulate_weight_gradient(dy_m, x_m, {dweight.data(), 300, 70}, dbias.data());
+    attn::detail::accumulate_weight_gradient(dy_m, x_m, dweight, dbias.data());
     attn::detail::add_bias_rows(y, bias.data());
     return std::make_tuple(dweight, dbias, y);
   };

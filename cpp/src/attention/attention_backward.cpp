@@ -9,6 +9,7 @@
 #include "kernels/dropout.hpp"
 #include "kernels/fused_attention.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/linear_layer.hpp"
 #include "kernels/masked_softmax.hpp"
 #include "score_matrix.hpp"
 #include "softmax_pooling.hpp"
@@ -99,8 +100,8 @@ AdditiveAttentionGradients additive_attention_backward(const Tensor3& q, const T
         params.wv.data(), grad_projected_q.data(), grad_projected_k.data(), dparams.wv.data());
     gradients.dq.view()[b] = grad_projected_q * params.Wq;
     gradients.dk.view()[b] = grad_projected_k * params.Wk;
-    dparams.Wq += grad_projected_q.transpose() * qb;
-    dparams.Wk += grad_projected_k.transpose() * kb;
+    detail::accumulate_weight_gradient(grad_projected_q, qb, dparams.Wq, nullptr);
+    detail::accumulate_weight_gradient(grad_projected_k, kb, dparams.Wk, nullptr);
   }
   return gradients;
 }

@@ -47,8 +47,8 @@ Matrix split_heads(const Matrix& projected, Index batch, Index n, Index heads) {
 Matrix merge_heads(const Matrix& split, Index batch, Index n, Index heads) {
   const Index head_dim = split.cols();
   Matrix merged(batch * n, heads * head_dim);
-  if (merged.size() == 0) return merged;                        // as in split_heads
-  run_split(batch * heads, merged.size(), [&](Index bh, int) {  // as in split_heads
+  if (merged.size() == 0) return merged;  // as in split_heads, and split the same way
+  run_split(batch * heads, merged.size(), [&](Index bh, int) {
     const Index b = bh / heads, h = bh % heads;
     merged.block(b * n, h * head_dim, n, head_dim) = split.middleRows(bh * n, n);
   });

@@ -14,7 +14,7 @@ void add_bias_rows(Matrix& y, const float* bias) {
   });
 }
 
-void accumulate_weight_gradient(const MatrixRef& dy, const MatrixRef& x, MatrixMap dweight,
+void accumulate_weight_gradient(const MatrixRef& dy, const MatrixRef& x, Eigen::Ref<Matrix> dweight,
                                 float* dbias) {
   const Index rows = dy.rows(), out = dy.cols(), in = x.cols();
   // The product's left operand is dY^T, row-major: transposed here, a run of output units per

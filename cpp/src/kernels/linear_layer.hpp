@@ -13,7 +13,7 @@ namespace attn::detail {
 void add_bias_rows(Matrix& y, const float* bias);
 
 // dy [rows, out], x [rows, in], dweight [out, in]; dbias [out] or null for a layer without bias.
-void accumulate_weight_gradient(const MatrixRef& dy, const MatrixRef& x, MatrixMap dweight,
+void accumulate_weight_gradient(const MatrixRef& dy, const MatrixRef& x, Eigen::Ref<Matrix> dweight,
                                 float* dbias);
 
 }  // namespace attn::detail

@@ -22,8 +22,7 @@ LinearGradients linear_backward(const MatrixRef& x, const MatrixRef& weight, con
   detail::require_shape("dy", {x.rows(), weight.rows()}, detail::shape_of(dy));
   LinearGradients g{detail::matmul(dy, weight), Matrix::Zero(weight.rows(), weight.cols()),
                     Vector::Zero(weight.rows())};
-  detail::accumulate_weight_gradient(dy, x, {g.dweight.data(), g.dweight.rows(), g.dweight.cols()},
-                                     g.dbias.data());
+  detail::accumulate_weight_gradient(dy, x, g.dweight, g.dbias.data());
   return g;
 }
 
