@@ -5,15 +5,20 @@
 // until `reps` calls last at least sampleMs; then `samples` samples of `reps` calls each are
 // taken in turns (sample s of every function before sample s + 1 of any), so that a slow spell
 // of the machine falls on all of them alike and their ratios stay fair. Each entry is
-// { fn, async }: an async fn returns a promise, and each call is awaited before the next
-// starts. onSample(done, samples), if given, is called after each round. Returns, per entry in
-// order, { ms: the median time of one call, best: the fastest sample's, reps }.
+// { fn, async, before?, after? }: an async fn returns a promise, and each call is awaited
+// before the next starts; before() and after(), if given, run around each sample's calls outside
+// its time (the threads benchmark starts and stops copies running beside a sample with them).
+// onSample(done, samples), if given, is called after each round. Returns, per entry in order,
+// { ms: the median time of one call, best: the fastest sample's, reps }.
 export async function measureInTurns(entries, { samples = 7, sampleMs = 10, onSample } = {}) {
-  const timeCalls = async ({ fn, async }, reps) => {
+  const timeCalls = async ({ fn, async, before, after }, reps) => {
+    await before?.();
     const start = performance.now();
     if (async) for (let i = 0; i < reps; i++) await fn();
     else for (let i = 0; i < reps; i++) fn();
-    return performance.now() - start;
+    const ms = performance.now() - start;
+    await after?.();
+    return ms;
   };
   const reps = [];
   for (const entry of entries) {
