@@ -3,15 +3,16 @@
 // numThreads = T (which ORT fixes once per process, hence a process per count), checks each
 // workload (threads-workloads.js) against the float64 reference or against ours, times them
 // (ours first, then the peers, which are loaded only then), and prints one JSON line: { threads,
-// rows: [{ workload, ours, one, beside, oursBest, oneBest, besideBest, peer?, peerName? }],
-// heap? } (ms per call: medians, and the fastest sample as *Best; `one` is ours on one thread,
-// measured in turns with `ours`; `beside` is the same one-thread call while T - 1 copies of it
-// run at once in worker threads (threads-neighbours.js), for the machine's bound).
+// rows: [{ workload, ours, one, beside, oursBest, oneBest, besideBest, pairedSpeedup,
+// pairedBound, peer?, peerName? }], heap? } (ms per call: medians, and the fastest sample as
+// *Best; `one` is ours on one thread, measured in turns with `ours`; `beside` is the same
+// one-thread call while T - 1 copies of it run at once in worker threads (threads-neighbours.js),
+// for the machine's bound; paired*: medians of the ratios of samples taken in one round).
 import { loadAttention } from '../../dist/index.js';
 import { attentionTask, loadMhaPeers, loadPeers } from './peers.js';
 import { startNeighbours } from './threads-neighbours.js';
 import { MHA_CONFIG, mhaLayer, threadWorkloads } from './threads-workloads.js';
-import { measureInTurns } from './timing.js';
+import { measureInTurns, median } from './timing.js';
 // Captures every instance's memory (exported by the single-thread builds, imported by the
 // threaded one), for the peak heap; imported before anything is loaded.
 import { memories } from '../../tests/js/wasm-memory.js';
@@ -63,11 +64,19 @@ async function timeRow(index, { name, make, check, peer }) {
   await neighbours?.release();
   for (const { release } of made) release?.();
   const [ours, one = ours, beside = ours] = timed;
-  const row = { workload: name, ours: ours.ms, one: one.ms, beside: beside.ms, oursBest: ours.best, oneBest: one.best, besideBest: beside.best };
+  const row = {
+    workload: name, ours: ours.ms, one: one.ms, beside: beside.ms, oursBest: ours.best, oneBest: one.best, besideBest: beside.best,
+    pairedSpeedup: pairedMedian(one.times, ours.times), pairedBound: threads * pairedMedian(one.times, beside.times),
+  };
   rows.push(row);
   if (peer) peerRuns.push({ row, peer, checked });
   log(`${name}: ours ${row.ours.toFixed(2)} ms (one thread ${row.one.toFixed(2)} ms, beside ${threads - 1} copies ${row.beside.toFixed(2)} ms)`);
 }
+
+// The median over rounds of a[s] / b[s]: each ratio is of two samples taken side by side, a
+// round apart at most (about 100 ms where calls are short), so a slow spell of the machine that
+// spans both cancels out of it, as it does not out of a ratio of medians or of minimums.
+const pairedMedian = (a, b) => median(a.map((x, s) => x / b[s]));
 
 // The peers, each timed on its own and then left a moment to go idle (see timeRow).
 async function timePeers(loaded) {

@@ -9,7 +9,8 @@
 // before the next starts; before() and after(), if given, run around each sample's calls outside
 // its time (the threads benchmark starts and stops copies running beside a sample with them).
 // onSample(done, samples), if given, is called after each round. Returns, per entry in order,
-// { ms: the median time of one call, best: the fastest sample's, reps }.
+// { ms: the median time of one call, best: the fastest sample's, reps, times: every sample's,
+// in round order (sample s of every entry was taken in round s, side by side) }.
 export async function measureInTurns(entries, { samples = 7, sampleMs = 10, onSample } = {}) {
   const timeCalls = async ({ fn, async, before, after }, reps) => {
     await before?.();
@@ -32,7 +33,7 @@ export async function measureInTurns(entries, { samples = 7, sampleMs = 10, onSa
     for (const [i, entry] of entries.entries()) times[i].push((await timeCalls(entry, reps[i])) / reps[i]);
     onSample?.(s + 1, samples);
   }
-  return times.map((t, i) => ({ ms: median(t), best: Math.min(...t), reps: reps[i] }));
+  return times.map((t, i) => ({ ms: median(t), best: Math.min(...t), reps: reps[i], times: t }));
 }
 
 export function median(values) {
