@@ -25,6 +25,12 @@ test('measureInTurns: before() and after() wrap every sample, outside its time, 
   // 50 ms on either side of every sample would make a 2 ms call look 25 ms or more.
   assert.ok(timed.ms >= 2 && timed.ms < 20, `a hooked call timed at ${timed.ms} ms, expected about 2`);
   assert.ok(other.ms >= 2 && other.ms < 20, `a plain call timed at ${other.ms} ms, expected about 2`);
+  // Every sample's time, in round order, of which ms is the median and best the least.
+  for (const entry of [timed, other]) {
+    assert.equal(entry.times.length, 3);
+    assert.equal(entry.ms, [...entry.times].sort((a, b) => a - b)[1]);
+    assert.equal(entry.best, Math.min(...entry.times));
+  }
   // Every run of hooked calls sits between its own before and after; plain calls never do.
   let inside = false;
   for (const event of events) {
