@@ -37,7 +37,11 @@ function runCount(threads, quick) {
 // the same turns as the speedup; on a VM whose vCPUs share a host core or its memory bandwidth
 // with other work, it is below T, and the speedup is judged against it too: "paired ÷ bound" is
 // the share of what the machine gave that the split took (1 = all of it).
-const bounds = (row, threads) => ({ median: threads * row.one / row.beside, fastest: threads * row.oneBest / row.besideBest });
+// A row's speedup and bound by each estimator (below), paired ones as threads-child.js gives them.
+const estimates = (row, threads) => ({
+  speedup: { median: row.one / row.ours, fastest: row.oneBest / row.oursBest, paired: row.pairedSpeedup },
+  bound: { median: threads * row.one / row.beside, fastest: threads * row.oneBest / row.besideBest, paired: row.pairedBound },
+});
 
 const fmt = (x, digits = 2) => (x === undefined || Number.isNaN(x) ? '—' : x.toFixed(digits));
 
@@ -61,11 +65,10 @@ export async function runThreadsSection({ quick, log = console.log }) {
   const table = [];
   for (const run of runs) {
     for (const row of run.rows) {
-      const speedup = row.one / row.ours;
-      const { median, fastest } = bounds(row, run.threads);
-      table.push([row.workload, run.threads, fmt(row.ours), fmt(speedup), fmt(speedup / run.threads),
-        fmt(row.oneBest / row.oursBest), fmt(row.pairedSpeedup), fmt(median), fmt(fastest), fmt(row.pairedBound), fmt(row.pairedSpeedup / row.pairedBound), fmt(row.peer),
-        row.peer === undefined ? '—' : fmt(row.peer / row.ours)]);
+      const { speedup, bound } = estimates(row, run.threads);
+      table.push([row.workload, run.threads, fmt(row.ours), fmt(speedup.median), fmt(speedup.median / run.threads),
+        fmt(speedup.fastest), fmt(speedup.paired), fmt(bound.median), fmt(bound.fastest), fmt(bound.paired), fmt(speedup.paired / bound.paired),
+        fmt(row.peer), row.peer === undefined ? '—' : fmt(row.peer / row.ours)]);
     }
   }
   table.sort((a, b) => (a[0] === b[0] ? a[1] - b[1] : 0));
@@ -77,11 +80,10 @@ export async function runThreadsSection({ quick, log = console.log }) {
   if (two) {
     for (const row of two.rows) {
       const target = SPEEDUP_GOALS.find(([prefix]) => row.workload.startsWith(prefix))?.[1];
-      const { median, fastest } = bounds(row, 2);
-      summary.push(`threads: ${row.workload}, 2 threads ÷ 1: medians ${goal(row.one / row.ours, '≥', target)}, bound ${fmt(median)}×; ` +
-        `fastest samples ${goal(row.oneBest / row.oursBest, '≥', target)}, bound ${fmt(fastest)}×; ` +
-        `paired samples ${goal(row.pairedSpeedup, '≥', target)}, bound ${fmt(row.pairedBound)}× ` +
-        `(${fmt(row.pairedSpeedup / row.pairedBound)} of it)`);
+      const { speedup, bound } = estimates(row, 2);
+      summary.push(`threads: ${row.workload}, 2 threads ÷ 1: medians ${goal(speedup.median, '≥', target)}, bound ${fmt(bound.median)}×; ` +
+        `fastest samples ${goal(speedup.fastest, '≥', target)}, bound ${fmt(bound.fastest)}×; ` +
+        `paired samples ${goal(speedup.paired, '≥', target)}, bound ${fmt(bound.paired)}× (${fmt(speedup.paired / bound.paired)} of it)`);
     }
     for (const row of two.rows.filter((r) => r.peer !== undefined && /^SDPA n = (1024|4096), d = 64$/.test(r.workload))) {
       summary.push(`threads: ${row.workload} at 2 threads, ours ÷ onnxruntime-web: ${goal(row.peer / row.ours, '≥', PEER_GOAL)}`);
