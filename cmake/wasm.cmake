@@ -32,7 +32,7 @@ else()
 endif()
 
 add_executable(attn_wasm cpp/bindings/embind.cpp cpp/bindings/models.cpp
-  cpp/bindings/kernel_table.cpp cpp/bindings/relaxed_kernels.cpp)
+  cpp/bindings/kernel_table.cpp cpp/bindings/relaxed_kernels.cpp cpp/bindings/rotary.cpp)
 target_include_directories(attn_wasm PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/cpp/src)
 set_target_properties(attn_wasm PROPERTIES OUTPUT_NAME ${ATTN_WASM_NAME} SUFFIX ".mjs")
 target_link_libraries(attn_wasm PRIVATE attn::attn)

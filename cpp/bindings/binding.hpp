@@ -61,13 +61,30 @@ struct AttentionArg {
   float scale = 0.0f;
   float dropout = 0.0f;
   double seed = 0;  // a JS number; integral values up to 2^53 map one-to-one
+  // Scaled dot-product attention's heads and modifiers (1, 1, -1, -1, 0, 0, 0 when not given).
+  int heads = 1, kvHeads = 1;
+  int windowLeft = -1, windowRight = -1;
+  float softcap = 0.0f;       // 0: none
+  uintptr_t alibiSlopes = 0;  // `heads` floats, or 0
+  uintptr_t sinks = 0;        // `heads` floats, or 0
 
   attn::AttentionOptions to_options(const MaskArg& mask) const {
     attn::AttentionOptions options;
     options.mask = mask.to_mask();
+    options.mask.window_left = windowLeft;
+    options.mask.window_right = windowRight;
     if (hasScale) options.scale = scale;
     options.dropout = dropout;
     options.seed = static_cast<uint64_t>(seed);
+    options.heads = heads;
+    options.kv_heads = kvHeads;
+    if (softcap != 0.0f) options.softcap = softcap;
+    const auto per_head = [&](uintptr_t address) {
+      const auto* first = reinterpret_cast<const float*>(address);
+      return address ? std::vector<float>(first, first + heads) : std::vector<float>();
+    };
+    options.alibi_slopes = per_head(alibiSlopes);
+    options.sinks = per_head(sinks);
     return options;
   }
 };

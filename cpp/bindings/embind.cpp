@@ -71,12 +71,15 @@ Status bmm(TensorArg a, TensorArg b, TensorArg out) {
   return guarded([&] { attn::bmm(a.in(), b.in(), out.out()); });
 }
 
+// lse: B * heads * nq floats, or 0.
 Status scaledDotProductAttention(TensorArg q, TensorArg k, TensorArg v, MaskArg mask,
-                                 AttentionArg options, TensorArg out, TensorArg weights) {
+                                 AttentionArg options, TensorArg out, TensorArg weights,
+                                 uintptr_t lse) {
   return guarded([&] {
     const attn::MutableBatch weight_view = weights.out();
     attn::scaled_dot_product_attention(q.in(), k.in(), v.in(), options.to_options(mask), out.out(),
-                                       weights.data ? &weight_view : nullptr);
+                                       weights.data ? &weight_view : nullptr,
+                                       reinterpret_cast<float*>(lse));
   });
 }
 
@@ -89,13 +92,15 @@ Status additiveAttention(TensorArg q, TensorArg k, TensorArg v, ScoreParamsArg p
   });
 }
 
+// dsinks: `heads` floats when options carry sinks, or 0.
 Status scaledDotProductAttentionBackward(TensorArg q, TensorArg k, TensorArg v,
                                          TensorArg grad_output, MaskArg mask, AttentionArg options,
-                                         TensorArg dq, TensorArg dk, TensorArg dv) {
+                                         TensorArg dq, TensorArg dk, TensorArg dv,
+                                         uintptr_t dsinks) {
   return guarded([&] {
     attn::scaled_dot_product_attention_backward(q.in(), k.in(), v.in(), grad_output.in(),
                                                 options.to_options(mask), dq.out(), dk.out(),
-                                                dv.out());
+                                                dv.out(), reinterpret_cast<float*>(dsinks));
   });
 }
 
@@ -154,7 +159,14 @@ EMSCRIPTEN_BINDINGS(attention) {
       .field("hasScale", &AttentionArg::hasScale)
       .field("scale", &AttentionArg::scale)
       .field("dropout", &AttentionArg::dropout)
-      .field("seed", &AttentionArg::seed);
+      .field("seed", &AttentionArg::seed)
+      .field("heads", &AttentionArg::heads)
+      .field("kvHeads", &AttentionArg::kvHeads)
+      .field("windowLeft", &AttentionArg::windowLeft)
+      .field("windowRight", &AttentionArg::windowRight)
+      .field("softcap", &AttentionArg::softcap)
+      .field("alibiSlopes", &AttentionArg::alibiSlopes)
+      .field("sinks", &AttentionArg::sinks);
   value_object<ScoreParamsArg>("ScoreParamsArg")
       .field("Wq", &ScoreParamsArg::Wq)
       .field("Wk", &ScoreParamsArg::Wk)

@@ -11,8 +11,10 @@
 //      after sections 4 and 5: a peer that fails there may be unusable afterwards);
 //   4. gradients (backward.js): our backward beside our forward and tfjs-wasm's tf.grads on
 //      [1, n, 64], and n = 16384 on a fresh instance with its wasm memory;
-//   5. masked.js, weights.js, decode.js, peak.js: causal and validLens = n/4 against our unmasked
-//      time and the peers, weights: true against without, KV-cache decode against one copy of K
+//   5. masked.js, modern.js, weights.js, decode.js, peak.js: causal and validLens = n/4 against
+//      our unmasked time and the peers, grouped K/V heads against repeated ones, a sliding window
+//      against dense causal and each score modifier against the plain forward, weights: true
+//      against without, KV-cache decode against one copy of K
 //      and V and against tfjs-wasm, SDPA against the 2x16 GEMM micro-kernel measured in-process;
 //      seq2seq.js: a training step of d2l's encoder-decoder with Bahdanau attention, ours beside
 //      PyTorch CPU with one thread; transformer.js: d2l 11.7's Transformer, its training step
@@ -42,6 +44,7 @@ import { runBackwardSection } from './backward.js';
 import { runSeq2SeqSection } from './seq2seq.js';
 import { runTransformerSection } from './transformer.js';
 import { runMaskedSection } from './masked.js';
+import { runModernSection } from './modern.js';
 import { runWeightsSection } from './weights.js';
 import { runDecodeSection } from './decode.js';
 import { runPeakSection } from './peak.js';
@@ -217,6 +220,8 @@ function ratioTable(title, list, baseline) {
 }
 const masked = await runMaskedSection({ simd, peers, measureRunners, quick });
 ratioTable('Masked attention on [1, n, 64]: ms and time ÷ our unmasked time (peers unmasked), single thread', masked.results, 'ours: unmasked');
+console.log('\nModern attention (modern.js): grouped K/V heads and score modifiers, time ÷ the call each replaces, single thread');
+const modern = await runModernSection({ simd, quick });
 const weights = await runWeightsSection({ simd, quick });
 ratioTable('weights: true on [1, n, 64]: ms and time ÷ the time without weights', weights.results, 'ours: without weights');
 const decode = await runDecodeSection({ simd, loadTfjs: loadTfjsWasm, quick });
@@ -333,7 +338,7 @@ if (long) {
     `(${long.ours.gflops.toFixed(1)} GFLOP/s), peak wasm memory ${MiB(long.ours.peakBytes)} (n = 8192: ${MiB(long.memory[8192].peakBytes)}); ` +
     `peers: ${long.peers.map((p) => `${p.runner} ${p.status}`).join(', ')}`);
 }
-summary.push(...backward.summary, ...masked.summary, ...weights.summary, ...decode.summary, ...peak.summary,
+summary.push(...backward.summary, ...masked.summary, ...modern.summary, ...weights.summary, ...decode.summary, ...peak.summary,
   ...seq2seq.summary, ...transformer.summary, ...threads.summary, ...engines.summary);
 console.log('\nSummary');
 for (const s of summary) console.log(`  ${s}`);
@@ -343,7 +348,7 @@ writeFileSync('build/bench/results.json', JSON.stringify({
   node: process.versions.node, date: new Date().toISOString(), quick, results,
   mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long,
   backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory },
-  masked: masked.results, weights: weights.results, decode: decode.results,
+  masked: masked.results, modern: modern.results, weights: weights.results, decode: decode.results,
   peak: { microkernels: peak.microkernels, sdpa: peak.results }, seq2seq: seq2seq.results, transformer: transformer.results, threads: threads.results, engines: engines.results, summary,
 }, null, 2));
 writeFileSync('build/bench/chart.svg', renderChart([

@@ -50,19 +50,22 @@ struct Inputs {
   Tensor3 q, k, v, grad;
 };
 
-Inputs inputs(const Case& c, uint32_t seed) {
-  const Index matrices = c.batch * c.heads;
+// K and V with kv_heads heads per batch row (0: as many as the queries').
+Inputs inputs(const Case& c, uint32_t seed, Index kv_heads = 0) {
+  const Index matrices = c.batch * c.heads, kv_matrices = c.batch * (kv_heads ? kv_heads : c.heads);
   return {ref::random_tensor(matrices, c.nq, c.d, seed),
-          ref::random_tensor(matrices, c.nk, c.d, seed + 1),
-          ref::random_tensor(matrices, c.nk, c.dv, seed + 2),
+          ref::random_tensor(kv_matrices, c.nk, c.d, seed + 1),
+          ref::random_tensor(kv_matrices, c.nk, c.dv, seed + 2),
           ref::random_tensor(matrices, c.nq, c.dv, seed + 3)};
 }
 
-// The forward with and without weights, and the backward, skipping and computing every block.
-void check_skipping_is_exact(const Case& c, const Mask& mask, uint32_t seed) {
-  CAPTURE(c.batch, c.heads, c.nq, c.nk, c.d, c.dv, mask.fill, seed);
+// The forward with and without weights, and the backward, skipping and computing every block,
+// with the score modifiers and grouped K/V heads of `extras`.
+void check_skipping_is_exact(const Case& c, const Mask& mask, uint32_t seed,
+                             const attn::detail::FusedExtras& extras = {}) {
+  CAPTURE(c.batch, c.heads, c.nq, c.nk, c.d, c.dv, mask.fill, seed, extras.kv_heads);
   attn::validate_mask(mask, c.batch, c.nq, c.nk, c.heads);
-  const Inputs in = inputs(c, seed);
+  const Inputs in = inputs(c, seed, extras.kv_heads);
   const float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
   const Index matrices = c.batch * c.heads;
   for (bool with_weights : {false, true}) {
@@ -75,7 +78,7 @@ void check_skipping_is_exact(const Case& c, const Mask& mask, uint32_t seed) {
       const attn::MutableBatch w = weights[m].view();
       attn::detail::attention_fused(in.q.view(), in.k.view(), in.v.view(), scale, mask, c.heads,
                                     attn::detail::Dropout(0.0f, 0), out[m].view(),
-                                    with_weights ? &w : nullptr, modes[m]);
+                                    with_weights ? &w : nullptr, modes[m], extras);
     }
     require_same_bits(out[0], out[1], "output");
     if (with_weights) require_same_bits(weights[0], weights[1], "weights");
@@ -84,13 +87,14 @@ void check_skipping_is_exact(const Case& c, const Mask& mask, uint32_t seed) {
   const HiddenBlocks modes[2] = {HiddenBlocks::Skip, HiddenBlocks::Compute};
   for (int m = 0; m < 2; ++m) {
     Tensor3& dq = grads[m][0] = Tensor3(matrices, c.nq, c.d);
-    Tensor3& dk = grads[m][1] = Tensor3(matrices, c.nk, c.d);
-    Tensor3& dv = grads[m][2] = Tensor3(matrices, c.nk, c.dv);
+    Tensor3& dk = grads[m][1] = Tensor3(in.k.batch, c.nk, c.d);
+    Tensor3& dv = grads[m][2] = Tensor3(in.v.batch, c.nk, c.dv);
     Tensor3& out = grads[m][3] = Tensor3(matrices, c.nq, c.dv);
     const attn::MutableBatch out_view = out.view();
     attn::detail::attention_fused_backward(in.q.view(), in.k.view(), in.v.view(), in.grad.view(),
                                            scale, mask, c.heads, attn::detail::Dropout(0.0f, 0),
-                                           dq.view(), dk.view(), dv.view(), &out_view, modes[m]);
+                                           dq.view(), dk.view(), dv.view(), &out_view, modes[m],
+                                           extras);
   }
   require_same_bits(grads[0][0], grads[1][0], "dq");
   require_same_bits(grads[0][1], grads[1][1], "dk");
@@ -226,5 +230,80 @@ TEST_CASE("Skipped key blocks are never read", "[skipping]") {
     CAPTURE(t);
     REQUIRE(std::isfinite(skipped.data[t]));
     REQUIRE(std::isnan(computed.data[t]));
+  }
+}
+
+TEST_CASE("Skipping blocks outside a sliding window is exact", "[skipping][window]") {
+  for (float fill : {-1e6f, kNegInf}) {
+    Mask mask;
+    mask.fill = fill;
+    mask.causal = true;
+    mask.window_left = 5;  // narrower than a 16-key tile
+    check_skipping_is_exact({1, 2, 401, 401, 16, 12}, mask, 200);
+    mask.window_left = 150;  // wider than a 128-key block
+    check_skipping_is_exact({2, 1, 333, 333, 8, 8}, mask, 210);
+    mask.causal = false;
+    mask.window_left = 40;
+    mask.window_right = 70;
+    check_skipping_is_exact({1, 1, 300, 420, 8, 8}, mask, 220);  // nq < nk
+    mask.valid_lens = {250, 0};  // one empty row: uniform under -1e6, NaN under -inf
+    check_skipping_is_exact({2, 1, 300, 300, 8, 8}, mask, 230);
+  }
+}
+
+TEST_CASE("Skipping stays exact under score modifiers and grouped K/V heads",
+          "[skipping][window]") {
+  const float slopes[4] = {0.5f, 0.25f, 0.125f, 0.0625f};
+  const float sinks[4] = {0.0f, 2.0f, -1.0f, 30.0f};
+  attn::detail::FusedExtras extras;
+  extras.kv_heads = 2;
+  Mask mask;
+  mask.causal = true;
+  mask.window_left = 100;
+  check_skipping_is_exact({1, 4, 290, 290, 8, 8}, mask, 300, extras);
+  extras.modifiers.softcap = 5.0f;
+  extras.modifiers.alibi_slopes = slopes;
+  extras.modifiers.sinks = sinks;
+  check_skipping_is_exact({1, 4, 290, 290, 8, 8}, mask, 310, extras);
+  extras.kv_heads = 1;
+  mask.window_left = -1;
+  mask.valid_lens = {0, 170};
+  check_skipping_is_exact({2, 4, 150, 300, 8, 8}, mask, 320, extras);
+}
+
+TEST_CASE("Key blocks left of every row's window are never read", "[skipping][window]") {
+  // With a window of 20 keys, the block of queries 320..383 sees keys 300.. only: NaN values in
+  // keys 0..255 (whole 128-key blocks, and 64-key chunks of the backward, left of every row's
+  // window) must not reach its output or gradients when skipped, and do when every block is
+  // computed. (The block of queries 256..319 meets key block 128 first, when no max is known.)
+  const Case c{1, 1, 364, 364, 8, 8};
+  Inputs in = inputs(c, 400);
+  for (Index j = 0; j < 256; ++j) {
+    for (Index t = 0; t < c.dv; ++t) in.v.at(0, j, t) = std::numeric_limits<float>::quiet_NaN();
+  }
+  Mask mask;
+  mask.causal = true;
+  mask.window_left = 20;
+  const Index first = 320;  // rows that see no NaN value
+  Tensor3 out[2];
+  const HiddenBlocks modes[2] = {HiddenBlocks::Skip, HiddenBlocks::Compute};
+  for (int m = 0; m < 2; ++m) {
+    out[m] = Tensor3(1, c.nq, c.dv);
+    attn::detail::attention_fused(in.q.view(), in.k.view(), in.v.view(), 0.25f, mask, 1,
+                                  attn::detail::Dropout(0.0f, 0), out[m].view(), nullptr, modes[m]);
+  }
+  for (Index i = first; i < c.nq; ++i) {
+    CAPTURE(i);
+    REQUIRE(std::isfinite(out[0].at(0, i, 0)));
+    REQUIRE(std::isnan(out[1].at(0, i, 0)));
+  }
+  // The backward's strip of 64 queries from 320 starts its keys at chunk 256.
+  Tensor3 dq(1, c.nq, c.d), dk(1, c.nk, c.d), dv(1, c.nk, c.dv);
+  attn::detail::attention_fused_backward(in.q.view(), in.k.view(), in.v.view(), in.grad.view(),
+                                         0.25f, mask, 1, attn::detail::Dropout(0.0f, 0), dq.view(),
+                                         dk.view(), dv.view(), nullptr);
+  for (Index i = 320; i < c.nq; ++i) {
+    CAPTURE(i);
+    REQUIRE(std::isfinite(dq.at(0, i, 0)));
   }
 }

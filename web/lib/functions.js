@@ -12,6 +12,9 @@ import {
 } from './arguments.js';
 import { check, output, withHeap } from './heap.js';
 import { MASK_OPTIONS, maskArg, readMask } from './mask.js';
+import {
+  MODIFIER_OPTIONS, NO_MODIFIERS, modifierBuffers, modifiersArg, readHeads, readModifiers,
+} from './score-modifiers.js';
 import { NO_TENSOR, tensorArg } from './tensor.js';
 
 export const KERNELS = ['gaussian', 'boxcar', 'epanechnikov', 'constant'];
@@ -190,20 +193,34 @@ export function createFunctions(module) {
   }
 
   // What both attention functions and their backward passes read: q, k, v, the options, the
-  // score parameters (additive) and the mask.
-  function readAttention(q, k, v, options, fn, extraKeys = []) {
-    // Additive scores are not scaled: additive attention reads no `scale`.
-    const keys = fn === 'additive' ? [...ATTENTION_OPTIONS.filter((key) => key !== 'scale'), 'Wq', 'Wk', 'wv'] : ATTENTION_OPTIONS;
-    const o = readOptions('options', options, [...keys, ...extraKeys]);
-    const qr = readBatch('q', q);
-    const kr = readBatch('k', k);
-    const vr = readBatch('v', v);
-    const params = fn === 'additive' ? readScoreParams('additive', o) : {};
+  // score parameters (additive), the mask, and scaled dot-product attention's heads layout and
+  // score modifiers. `lead` holds the results' leading axes ([B], or [B, H] for 4-D inputs);
+  // q, k, v go to the core as batches of matrices.
+  function readAttention(q, k, v, options, fn) {
+    // Additive scores are not scaled: additive attention reads no `scale`, and takes neither
+    // heads nor score modifiers.
+    const additive = fn === 'additive';
+    const keys = additive
+      ? [...ATTENTION_OPTIONS.filter((key) => key !== 'scale'), 'Wq', 'Wk', 'wv']
+      : [...ATTENTION_OPTIONS, ...MODIFIER_OPTIONS, 'returnLse'];
+    const o = readOptions('options', options, keys);
+    const heads = additive
+      ? { qr: readBatch('q', q), kr: readBatch('k', k), vr: readBatch('v', v), heads: 1, kvHeads: 1 }
+      : readHeads(q, k, v);
+    const { qr, kr, vr } = heads;
+    const params = additive ? readScoreParams('additive', o) : {};
     const settings = readAttentionOptions(o);
-    const [batch, nq] = qr.shape;
+    const modifiers = additive ? null : readModifiers(o, heads.heads);
+    const returnLse = additive ? false : readBoolean('returnLse', o.returnLse, false);
+    const [matrices, nq] = qr.shape;
+    const batch = matrices / heads.heads;
     const nk = kr.shape[1];
-    const mask = readMask(o, { batch, nq, nk });
-    return { qr, kr, vr, params, settings, mask, batch, nq, nk, dv: vr.shape[2] };
+    const mask = readMask(o, { batch, nq, nk, heads: heads.heads, headAxis: heads.lead?.length === 2 });
+    return {
+      qr, kr, vr, params, settings, mask, modifiers, returnLse, heads, nq, nk, dv: vr.shape[2],
+      lead: heads.lead ?? [batch],
+      buffers: [qr, kr, vr, ...Object.values(params), ...mask.buffers, ...(modifiers ? modifierBuffers(modifiers) : [])],
+    };
   }
 
   // The heap arguments shared by a forward and a backward call: q, k, v as TensorArgs, the
@@ -214,27 +231,36 @@ export function createFunctions(module) {
       inputs: [call.qr, call.kr, call.vr].map((r) => tensorArg(scope.put(r), r.shape)),
       params: scoreParamsArg(scope, call.params),
       mask: maskArg(scope, call.mask),
-      options: { hasScale: settings.hasScale, scale: settings.scale, dropout: settings.dropout, seed: settings.seed },
+      options: {
+        hasScale: settings.hasScale, scale: settings.scale, dropout: settings.dropout, seed: settings.seed,
+        ...(call.modifiers ? modifiersArg(scope, call.heads.heads, call.heads.kvHeads, call.modifiers) : NO_MODIFIERS),
+      },
     };
   }
 
   // Both attention functions: read, then one core call with masks, buffers and results.
   function attention(q, k, v, options, fn) {
     const call = readAttention(q, k, v, options, fn);
-    const { batch, nq, nk } = call;
-    const out = output('output', [batch, nq, call.dv]);
-    const weights = call.settings.weights ? output('weights', [batch, nq, nk]) : null;
-    const buffers = [call.qr, call.kr, call.vr, ...Object.values(call.params), ...call.mask.buffers, out, weights];
-    return withHeap(module, buffers.filter(Boolean), (scope) => {
+    const { lead, nq, nk } = call;
+    const matrices = call.qr.shape[0];
+    const out = output('output', [...lead, nq, call.dv]);
+    const weights = call.settings.weights ? output('weights', [...lead, nq, nk]) : null;
+    const lse = call.returnLse ? output('lse', [...lead, nq]) : null;
+    return withHeap(module, [...call.buffers, out, weights, lse].filter(Boolean), (scope) => {
       const outPointer = scope.alloc(out);
       const weightsPointer = weights ? scope.alloc(weights) : 0;
+      const lsePointer = lse ? scope.alloc(lse) : 0;
       const a = attentionArgs(scope, call);
-      const tail = [a.mask, a.options, tensorArg(outPointer, out.shape), weights ? tensorArg(weightsPointer, weights.shape) : NO_TENSOR];
+      const tail = [
+        a.mask, a.options, tensorArg(outPointer, [matrices, nq, call.dv]),
+        weights ? tensorArg(weightsPointer, [matrices, nq, nk]) : NO_TENSOR,
+      ];
       check(fn === 'additive'
         ? module.additiveAttention(...a.inputs, a.params, ...tail)
-        : module.scaledDotProductAttention(...a.inputs, ...tail));
+        : module.scaledDotProductAttention(...a.inputs, ...tail, lsePointer));
       const result = { output: scope.take(outPointer, out) };
       if (weights) result.weights = scope.take(weightsPointer, weights);
+      if (lse) result.lse = scope.take(lsePointer, lse);
       return result;
     });
   }
@@ -245,21 +271,29 @@ export function createFunctions(module) {
   // Gradients of sum(output * gradOutput): dq, dk, dv shaped like q, k, v (and, for additive
   // attention, dWq, dWk, dwv shaped like the parameters). gradOutput must be shaped like the
   // output; that check is here because the core names it grad_output.
+  // With sinks, scaled dot-product attention's backward also returns dsinks [H] (H = 1 for 3-D
+  // calls).
   function attentionBackward(q, k, v, gradOutput, options, fn) {
     const call = readAttention(q, k, v, options, fn);
-    const grad = readTensor('gradOutput', gradOutput, { expected: [call.batch, call.nq, call.dv] });
-    const gradients = { dq: call.qr, dk: call.kr, dv: call.vr };
-    if (fn === 'additive') Object.assign(gradients, { dWq: call.params.Wq, dWk: call.params.Wk, dwv: call.params.wv });
-    const outputs = Object.entries(gradients).map(([name, like]) => output(name, like.shape));
-    const buffers = [call.qr, call.kr, call.vr, ...Object.values(call.params), grad, ...call.mask.buffers, ...outputs];
-    return withHeap(module, buffers, (scope) => {
+    const grad = readTensor('gradOutput', gradOutput, { expected: [...call.lead, call.nq, call.dv] });
+    const matrices = call.qr.shape[0];
+    const flatGrad = { ...grad, shape: [matrices, call.nq, call.dv] };
+    // Each gradient is shaped as its input was given (4-D inputs read as 3-D for the core).
+    const [qShape, kShape, vShape] = call.heads.shapes ?? [call.qr.shape, call.kr.shape, call.vr.shape];
+    const gradients = [['dq', call.qr, qShape], ['dk', call.kr, kShape], ['dv', call.vr, vShape]];
+    if (fn === 'additive') {
+      for (const name of ['Wq', 'Wk', 'wv']) gradients.push([`d${name}`, call.params[name], call.params[name].shape]);
+    }
+    if (call.modifiers?.sinks) gradients.push(['dsinks', call.modifiers.sinks, [call.heads.heads]]);
+    const outputs = gradients.map(([name, , shape]) => output(name, shape));
+    return withHeap(module, [...call.buffers, grad, ...outputs], (scope) => {
       const pointers = outputs.map((out) => scope.alloc(out));
       const a = attentionArgs(scope, call);
-      const gradArg = tensorArg(scope.put(grad), grad.shape);
-      const [dq, dk, dv] = outputs.slice(0, 3).map((out, i) => tensorArg(pointers[i], out.shape));
+      const gradArg = tensorArg(scope.put(flatGrad), flatGrad.shape);
+      const [dq, dk, dv] = gradients.slice(0, 3).map(([, like], i) => tensorArg(pointers[i], like.shape));
       check(fn === 'additive'
         ? module.additiveAttentionBackward(...a.inputs, a.params, gradArg, a.mask, a.options, dq, dk, dv, ...pointers.slice(3))
-        : module.scaledDotProductAttentionBackward(...a.inputs, gradArg, a.mask, a.options, dq, dk, dv));
+        : module.scaledDotProductAttentionBackward(...a.inputs, gradArg, a.mask, a.options, dq, dk, dv, pointers[3] ?? 0));
       return Object.fromEntries(outputs.map((out, i) => [out.name, scope.take(pointers[i], out)]));
     });
   }

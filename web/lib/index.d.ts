@@ -29,10 +29,15 @@ export type Kernel = 'gaussian' | 'boxcar' | 'epanechnikov' | 'constant';
 export type ScoreFunction = 'dot' | 'scaled-dot' | 'neg-sq-dist' | 'additive' | 'general';
 
 export interface AttentionResult {
-  /** [B, nq, dv] */
+  /** [B, nq, dv], or [B, H, nq, dv] for 4-D inputs. */
   output: Tensor;
-  /** [B, nq, nk] attention weights before dropout, present when requested. */
+  /** [B, nq, nk] (or [B, H, nq, nk]) attention weights before dropout, present when requested. */
   weights?: Tensor;
+  /**
+   * [B, nq] (or [B, H, nq]), with `returnLse: true`: the log of each row's softmax denominator,
+   * log(Σⱼ exp(sᵢⱼ) + exp(sink)) over the final scores (FlashAttention's softmax_lse).
+   */
+  lse?: Tensor;
 }
 
 /** Gradients of sum(output ⊙ gradOutput) for scaled dot-product attention, shaped like q, k, v. */
@@ -40,6 +45,8 @@ export interface AttentionGradients {
   dq: Tensor;
   dk: Tensor;
   dv: Tensor;
+  /** [H] (H = 1 for 3-D inputs), when `sinks` were given: the sinks' gradient, summed over the batch. */
+  dsinks?: Tensor;
 }
 
 /** Additive attention's gradients: the inputs', and the parameters' (dWq [h, dq], dWk [h, dk], dwv [h]). */
@@ -50,7 +57,7 @@ export interface AdditiveAttentionGradients extends AttentionGradients {
 }
 
 /** The options of a backward pass: the forward's, whose semantics it reproduces (weights aside). */
-export type ScaledDotProductBackwardOptions = Omit<ScaledDotProductOptions, 'weights'>;
+export type ScaledDotProductBackwardOptions = Omit<ScaledDotProductOptions, 'weights' | 'returnLse'>;
 export type AdditiveBackwardOptions = Omit<AdditiveOptions, 'weights'>;
 
 export interface MultiHeadGradients {
@@ -81,8 +88,9 @@ export interface MaskOptions {
   fill?: number | null;
 }
 
-export interface ScaledDotProductOptions extends MaskOptions {
-  /** [nq, nk] or [B, nq, nk]. */
+/** The options both attention functions take. */
+export interface AttentionOptions extends MaskOptions {
+  /** [nq, nk] or [B, nq, nk]; for 4-D inputs also [B, H, nq, nk]. */
   mask?: ScoreMask | null;
   /** Default 1 / sqrt(d). */
   scale?: number;
@@ -94,8 +102,37 @@ export interface ScaledDotProductOptions extends MaskOptions {
   weights?: boolean;
 }
 
+/** One number per query head (H numbers; 1 for 3-D inputs), each finite. */
+export type PerHead = number[] | Float32Array;
+
+/**
+ * Scaled dot-product attention's options: the shared ones and the score modifiers of current
+ * models. The score s = scale · q·k becomes, in this order: softcap, ALiBi, `mask` added (a
+ * float mask), then keys hidden by validLens, a boolean `mask`, causal and window take `fill`;
+ * then the sink joins the softmax.
+ */
+export interface ScaledDotProductOptions extends AttentionOptions {
+  /**
+   * A sliding window (FlashAttention's window_size): key j is visible to query i iff
+   * i − left ≤ j ≤ i + right, query i sitting at position i as with `causal`; −1 leaves a side
+   * unbounded. Integers ≥ −1. Blocks wholly outside the window are skipped: O(n·w) work.
+   */
+  window?: [left: number, right: number] | null;
+  /** Logit softcapping (Gemma 2): s ← c · tanh(s / c), c a finite number > 0. */
+  softcap?: number | null;
+  /** ALiBi: s ← s − slopeₕ · |i − j|, one slope per query head. */
+  alibiSlopes?: PerHead | null;
+  /**
+   * Attention sinks (gpt-oss): one more logit per query head in each row's softmax denominator,
+   * pooling nothing; a row's weights then sum to 1 − exp(sinkₕ − lse).
+   */
+  sinks?: PerHead | null;
+  /** Also return `lse`. Default false. */
+  returnLse?: boolean;
+}
+
 /** Additive scores w_vᵀ tanh(W_q q + W_k k) are not scaled: there is no `scale` option. */
-export interface AdditiveOptions extends Omit<ScaledDotProductOptions, 'scale'> {
+export interface AdditiveOptions extends Omit<AttentionOptions, 'scale'> {
   /** [h, dq] (PyTorch nn.Linear layout [out, in]). */
   Wq: Tensor;
   /** [h, dk] */
@@ -437,6 +474,35 @@ export interface Transformer extends EncoderDecoderModel {
             options: { bos: number; eos: number; maxLen: number }): TransformerTranslation;
 }
 
+/**
+ * Positions for rotary embeddings: n entries (every batch row) as an Int32Array or number[], or a
+ * tensor of shape [n] or [B, n] (one row of positions per batch row, shared by its heads). Each an
+ * integer >= 0.
+ */
+export type RotaryPositions = Int32Array | number[] | Tensor<Int32Array>;
+
+/**
+ * Rotary position embeddings (RoPE, RoFormer): pair k < dim/2 of the row at position p turns by
+ * θ = p · base^(-2k/dim). Half-split pairs (the default, Hugging Face Llama's rotate_half):
+ *   out[k] = x[k] cos θ − x[k + dim/2] sin θ,  out[k + dim/2] = x[k + dim/2] cos θ + x[k] sin θ;
+ * interleaved pairs (GPT-J, Meta's original Llama):
+ *   out[2k] = x[2k] cos θ − x[2k+1] sin θ,     out[2k+1] = x[2k+1] cos θ + x[2k] sin θ.
+ * Features from dim on pass through unchanged. Angles are computed in double precision, so
+ * positions up to 2^20 and beyond keep float32's accuracy.
+ */
+export interface RotaryOptions {
+  /** Default: offset, offset + 1, ..., offset + n − 1 for every batch row. */
+  positions?: RotaryPositions;
+  /** The first position when `positions` is not given (a KV cache's length). Default 0. */
+  offset?: number;
+  /** Default 10000; finite and > 0. */
+  base?: number;
+  /** The features that rotate, the first `dim` of each row: even, in [2, d]. Default d. */
+  dim?: number;
+  /** false (default): pairs (k, k + dim/2); true: adjacent pairs (2k, 2k + 1). */
+  interleaved?: boolean;
+}
+
 export interface Attention {
   readonly backend: 'wasm-simd' | 'wasm';
   /**
@@ -486,7 +552,12 @@ export interface Attention {
   score(q: Tensor, k: Tensor, options?: ScoreOptions): Tensor;
   /** [B, n, k] x [B, k, m] -> [B, n, m] */
   bmm(a: Tensor, b: Tensor): Tensor;
-  /** softmax(mask(q kᵀ · scale)) v with q [B, nq, d], k [B, nk, d], v [B, nk, dv]. */
+  /**
+   * softmax(mask(q kᵀ · scale)) v with q [B, nq, d], k [B, nk, d], v [B, nk, dv]; or, in the
+   * heads layout, q [B, H, nq, d], k [B, Hkv, nk, d], v [B, Hkv, nk, dv] with H a multiple of
+   * Hkv (grouped-query attention: query head h reads K/V head ⌊h / (H / Hkv)⌋, as PyTorch's
+   * enable_gqa, without copying K or V). validLens are per batch row B.
+   */
   scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor,
                             options: ScaledDotProductOptions & { weights: true }): AttentionResultWithWeights;
   scaledDotProductAttention(q: Tensor, k: Tensor, v: Tensor, options?: ScaledDotProductOptions): AttentionResult;
@@ -496,10 +567,11 @@ export interface Attention {
   additiveAttention(q: Tensor, k: Tensor, v: Tensor, options: AdditiveOptions): AttentionResult;
   /**
    * Gradients of sum(output ⊙ gradOutput) for scaledDotProductAttention(q, k, v, options), with
-   * gradOutput [B, nq, dv]: flash-style, a block of queries at a time against every key, never
+   * gradOutput shaped like the output: flash-style, a block of queries at a time against every key, never
    * forming an [nq, nk] matrix. Every option acts as in the forward; with dropout the same seed
    * regenerates the forward's mask. A masked score passes no gradient to q or k; with the d2l
-   * fill a fully masked row still pools v uniformly, so v gets its gradient.
+   * fill a fully masked row still pools v uniformly, so v gets its gradient. A K/V head's
+   * gradients sum over its group of query heads; with `sinks`, dsinks is returned too.
    */
   scaledDotProductAttentionBackward(
     q: Tensor,
@@ -524,6 +596,16 @@ export interface Attention {
   writeSafetensors: typeof writeSafetensors;
   /** Sinusoidal encoding [n, d]: P[i, 2j] = sin(i / 10000^(2j/d)), P[i, 2j+1] = cos(same). */
   positionalEncoding(n: number, d: number): Tensor;
+  /**
+   * Rotary position embeddings of x [B, n, d] or [B, H, n, d] (queries or keys, before their
+   * scores): a fresh tensor shaped like x (see RotaryOptions for the formula and the two pairings).
+   */
+  applyRotary(x: Tensor, options?: RotaryOptions): Tensor;
+  /**
+   * The gradient of applyRotary: gradOutput (shaped like x) turned by the opposite angles, the
+   * rotation's transpose and inverse. The same options as the forward.
+   */
+  applyRotaryBackward(gradOutput: Tensor, options?: RotaryOptions): Tensor;
 }
 
 export interface LoadOptions {

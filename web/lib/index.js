@@ -3,6 +3,7 @@
 import { createFunctions } from './functions.js';
 import { createKVCacheClass } from './kv-cache.js';
 import { createMultiHeadAttentionClass } from './multi-head-attention.js';
+import { createRotary } from './rotary.js';
 import { readSafetensors } from './safetensors.js';
 import { writeSafetensors } from './safetensors-write.js';
 import { createSeq2SeqClass } from './seq2seq.js';
@@ -182,6 +183,7 @@ export async function loadAttention(options = {}) {
     kernels: Object.freeze(module.kernelVariants().split(',').map((name) => `${name}__${isaOf(variant, relaxed)}`)),
     dispose,
     ...createFunctions(module),
+    ...createRotary(module),
     KVCache: kvCache.KVCache,
     MultiHeadAttention: createMultiHeadAttentionClass(module, kvCache),
     Seq2SeqAttention: createSeq2SeqClass(module),

@@ -51,21 +51,34 @@ function readValidLens(name, value, batch, nq, nk) {
 }
 
 // A boolean (Uint8Array, 1 = masked out) or additive (Float32Array) mask of [nq, nk] or
-// [matrices, nq, nk]; a bare typed array is read by its length.
-function readScoreMask(name, value, matrices, nq, nk) {
+// [batch * heads, nq, nk]; with a head axis (scaled dot-product attention's [B, H, n, d]
+// layout), [nq, nk], [batch, nq, nk] (copied for every head) or [batch, heads, nq, nk]. A bare
+// typed array is read by its length.
+function readScoreMask(name, value, { batch, heads, nq, nk, headAxis }) {
   if (value === null || typeof value !== 'object') {
     throw new TypeError(`${name}: expected a Uint8Array (1 = masked) or Float32Array (added) mask, got ${describe(value)}`);
   }
   const record = readTensor(name, value, { types: ['Uint8Array', 'Float32Array'], bare: true });
-  const accepted = [[nq, nk], [matrices, nq, nk]];
+  const matrices = batch * heads;
+  const accepted = headAxis ? [[nq, nk], [batch, nq, nk], [batch, heads, nq, nk]] : [[nq, nk], [matrices, nq, nk]];
   const bare = typedArrayType(value) !== undefined;
   const shape = bare ? accepted.find((s) => s.reduce((a, b) => a * b, 1) === record.count) : record.shape;
   const fits = shape && accepted.some((s) => s.length === shape.length && s.every((d, i) => d === shape[i]));
   if (!fits) {
     const given = bare ? `${record.count} values` : shapeString(shape);
-    throw new RangeError(`${name}: expected shape ${shapeString(accepted[0])} or ${shapeString(accepted[1])}, got ${given}`);
+    const shapes = accepted.map(shapeString);
+    throw new RangeError(`${name}: expected shape ${shapes.slice(0, -1).join(', ')} or ${shapes.at(-1)}, got ${given}`);
   }
-  return { record, batch: shape.length === 2 ? 1 : matrices };
+  if (shape.length === 2) return { record, batch: 1 };
+  if (!headAxis || shape.length === 4 || heads === 1) return { record, batch: matrices };
+  // [batch, nq, nk] shared by a batch row's heads: the core reads one block per score matrix.
+  const block = nq * nk;
+  const copied = new record.data.constructor(matrices * block);
+  for (let m = 0; m < matrices; m++) {
+    const b = Math.floor(m / heads);
+    copied.set(record.data.subarray(b * block, (b + 1) * block), m * block);
+  }
+  return { record: ownRecord(name, copied, [matrices, nq, nk]), batch: matrices };
 }
 
 // [B, nk], 1 = padding; a bare Uint8Array of B * nk values is read as that.
@@ -102,15 +115,16 @@ export const MASK_OPTIONS = ['validLens', 'mask', 'keyPaddingMask', 'causal', 'f
 /**
  * options: a record from readOptions with { validLens, mask, keyPaddingMask, causal, fill }
  * (under the JS names; `names` renames them in messages, e.g. mask -> attnMask).
- * heads: score matrices per batch row (multi-head attention), 1 otherwise.
+ * heads: score matrices per batch row (multi-head attention), 1 otherwise; headAxis: the masks
+ * may have the [B, H, nq, nk] layout (scaled dot-product attention on [B, H, n, d] tensors).
  * Returns { buffers: records to copy in, causal, fill, ... } for maskArg.
  */
-export function readMask(options, { batch, nq, nk, heads = 1, names = {}, defaultFill = D2L_FILL }) {
+export function readMask(options, { batch, nq, nk, heads = 1, names = {}, defaultFill = D2L_FILL, headAxis = false }) {
   const { validLens, mask, keyPaddingMask, causal, fill } = options;
   const record = { validLens: null, scoreMask: null, scoreMaskBatch: 0, keyPadding: null, causal: false, fill: defaultFill };
   if (validLens != null) record.validLens = readValidLens(names.validLens ?? 'validLens', validLens, batch, nq, nk);
   if (mask != null) {
-    const read = readScoreMask(names.mask ?? 'mask', mask, batch * heads, nq, nk);
+    const read = readScoreMask(names.mask ?? 'mask', mask, { batch, heads, nq, nk, headAxis });
     record.scoreMask = read.record;
     record.scoreMaskBatch = read.batch;
   }

@@ -17,6 +17,7 @@
 #include "attn/multi_head_attention.hpp"
 #include "attn/optim.hpp"
 #include "attn/positional_encoding.hpp"
+#include "attn/rotary.hpp"
 #include "attn/scoring.hpp"
 #include "attn/seq2seq.hpp"
 #include "attn/similarity.hpp"

@@ -35,12 +35,19 @@ struct Mask {
   // Query i may only see keys j <= i.
   bool causal = false;
 
+  // A sliding window (FlashAttention's window_size): query i sees key j only if
+  // i - window_left <= j <= i + window_right; -1 leaves that side unbounded. Composes with every
+  // other mask; with causal, window_right is moot.
+  Index window_left = -1;
+  Index window_right = -1;
+
   // The score a masked position gets before the softmax. d2l's -1e6 makes a fully masked row
   // uniform; -infinity makes it NaN, as PyTorch does.
   float fill = kD2lFill;
 
   bool empty() const {
-    return valid_lens.empty() && !bool_mask && !additive && !key_padding && !causal;
+    return valid_lens.empty() && !bool_mask && !additive && !key_padding && !causal &&
+           window_left < 0 && window_right < 0;
   }
 };
 

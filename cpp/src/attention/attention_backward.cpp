@@ -33,23 +33,28 @@ Tensor3 zeros_like(const Tensor3& t) { return Tensor3(t.batch, t.rows, t.cols); 
 
 void scaled_dot_product_attention_backward(ConstBatch q, ConstBatch k, ConstBatch v,
                                            ConstBatch grad_output, const AttentionOptions& options,
-                                           MutableBatch dq, MutableBatch dk, MutableBatch dv) {
-  detail::require_shape("k", {q.batch, -1, q.cols}, detail::shape_of(k));
+                                           MutableBatch dq, MutableBatch dk, MutableBatch dv,
+                                           float* dsinks) {
+  detail::FusedExtras extras = detail::check_heads_and_modifiers(q, k, options);
   detail::check_pooling_arguments(q, k, v, options, {nullptr, q.batch, q.rows, v.cols}, nullptr);
   check_gradient_shapes(q, k, v, grad_output, dq, dk, dv);
+  extras.dsinks = dsinks;
   detail::attention_fused_backward(q, k, v, grad_output, detail::default_scale(options, q.cols),
-                                   options.mask, 1, detail::Dropout(options.dropout, options.seed),
-                                   dq, dk, dv, nullptr);
+                                   options.mask, options.heads,
+                                   detail::Dropout(options.dropout, options.seed), dq, dk, dv,
+                                   nullptr, detail::HiddenBlocks::Skip, extras);
 }
 
 AttentionGradients scaled_dot_product_attention_backward(const Tensor3& q, const Tensor3& k,
                                                          const Tensor3& v,
                                                          const Tensor3& grad_output,
                                                          const AttentionOptions& options) {
-  AttentionGradients gradients{zeros_like(q), zeros_like(k), zeros_like(v)};
-  scaled_dot_product_attention_backward(q.view(), k.view(), v.view(), grad_output.view(), options,
-                                        gradients.dq.view(), gradients.dk.view(),
-                                        gradients.dv.view());
+  AttentionGradients gradients{zeros_like(q), zeros_like(k), zeros_like(v), {}};
+  if (!options.sinks.empty()) gradients.dsinks.resize(options.sinks.size());
+  scaled_dot_product_attention_backward(
+      q.view(), k.view(), v.view(), grad_output.view(), options, gradients.dq.view(),
+      gradients.dk.view(), gradients.dv.view(),
+      gradients.dsinks.empty() ? nullptr : gradients.dsinks.data());
   return gradients;
 }
 
@@ -64,6 +69,7 @@ AdditiveAttentionGradients additive_attention_backward(const Tensor3& q, const T
                                                        const Tensor3& grad_output,
                                                        const AttentionOptions& options) {
   detail::check_score_arguments(ScoreFunction::Additive, q.view(), k.view(), params);
+  detail::check_no_heads_or_modifiers(options);
   detail::check_pooling_arguments(q.view(), k.view(), v.view(), options,
                                   {nullptr, q.batch, q.rows, v.cols}, nullptr);
   AdditiveAttentionGradients gradients{zeros_like(q), zeros_like(k), zeros_like(v), {}};

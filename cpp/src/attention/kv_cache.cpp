@@ -10,6 +10,7 @@
 #include "checks.hpp"
 #include "kernels/fused_attention.hpp"
 #include "kernels/gemm.hpp"
+#include "unfused_attention.hpp"
 
 namespace attn {
 
@@ -47,6 +48,16 @@ KVCache::KVCache(const KVCacheConfig& config) : config_(config) {
   }
   if (config.capacity < 0) detail::fail("capacity", "a size >= 0", std::to_string(config.capacity));
   if (config_.value_dim == 0) config_.value_dim = config_.head_dim;
+  if (config_.kv_heads == 0) config_.kv_heads = config_.heads;
+  if (config_.kv_heads < 0 || config_.heads % config_.kv_heads != 0) {
+    detail::fail("kv_heads", "a divisor of heads = " + std::to_string(config_.heads),
+                 std::to_string(config.kv_heads));
+  }
+  if (config.window < 0) detail::fail("window", "a size >= 0", std::to_string(config.window));
+  if (config.rotary) {  // its dim and base, checked as apply_rotary checks them
+    apply_rotary(ConstBatch{nullptr, 0, 0, config_.head_dim}, 1, *config.rotary,
+                 MutableBatch{nullptr, 0, 0, config_.head_dim});
+  }
   reserve("capacity", config.capacity);
 }
 
@@ -78,7 +89,7 @@ void KVCache::reserve(const char* argument, Index capacity) {
   std::vector<float> keys(seq_keys * static_cast<size_t>(sequences()));
   std::vector<float> values(seq_values * static_cast<size_t>(sequences()));
   const Index value_panels = detail::round_up(config_.value_dim, detail::kPanel) / detail::kPanel;
-  const Index kept_key_floats = detail::round_up(length_, kPositionsPerPanel) * config_.head_dim;
+  const Index kept_key_floats = detail::round_up(held(), kPositionsPerPanel) * config_.head_dim;
   for (Index s = 0; s < sequences(); ++s) {
     // Key panels do not depend on the capacity; value panels are [capacity][16] each.
     const float* old_keys = keys_.data() + s * key_floats(capacity_);
@@ -86,7 +97,7 @@ void KVCache::reserve(const char* argument, Index capacity) {
     for (Index p = 0; p < value_panels; ++p) {
       const float* old_panel =
           values_.data() + s * value_floats(capacity_) + p * detail::kPanel * capacity_;
-      std::copy(old_panel, old_panel + length_ * detail::kPanel,
+      std::copy(old_panel, old_panel + held() * detail::kPanel,
                 values.data() + s * value_floats(capacity) + p * detail::kPanel * capacity);
     }
   }
@@ -95,9 +106,41 @@ void KVCache::reserve(const char* argument, Index capacity) {
   capacity_ = capacity;
 }
 
+// A query at position p or later sees positions from p - window + 1 on: once the next append of
+// t comes, the last window - 1 positions held are all any query can see. They move to the front
+// when the storage is full and at least twice the window (so that a move of window - 1
+// positions comes once every window appends or more); below that the storage grows instead.
+void KVCache::drop_unseen(Index t) {
+  const Index keep = config_.window - 1;
+  if (config_.window == 0 || held() + t <= capacity_ || held() <= keep ||
+      capacity_ < 2 * config_.window) {
+    return;
+  }
+  const Index drop = held() - keep, d = config_.head_dim;
+  const Index value_panels = detail::round_up(config_.value_dim, detail::kPanel) / detail::kPanel;
+  for (Index s = 0; s < sequences(); ++s) {
+    float* keys = keys_.data() + s * key_floats(capacity_);
+    float* values = values_.data() + s * value_floats(capacity_);
+    // Slot p's key entry c is lane p % 16 of row c of key panel p / 16.
+    const auto key = [&](Index slot, Index c) -> float& {
+      return keys[slot / kPositionsPerPanel * kPositionsPerPanel * d + c * kPositionsPerPanel +
+                  slot % kPositionsPerPanel];
+    };
+    for (Index slot = 0; slot < keep; ++slot) {
+      for (Index c = 0; c < d; ++c) key(slot, c) = key(slot + drop, c);
+    }
+    for (Index p = 0; p < value_panels; ++p) {
+      float* panel = values + p * detail::kPanel * capacity_;
+      std::copy(panel + drop * detail::kPanel, panel + held() * detail::kPanel, panel);
+    }
+  }
+  first_ += drop;
+}
+
 void KVCache::reserve_append(Index t) {
   if (t < 0) detail::fail("t", "a count >= 0", std::to_string(t));
-  const double needed = static_cast<double>(length_) + static_cast<double>(t);
+  drop_unseen(t);
+  const double needed = static_cast<double>(held()) + static_cast<double>(t);
   if (needed <= static_cast<double>(capacity_)) return;
   require_storage("k", storage_bytes(needed), needed);
   // Geometric growth, unless doubling alone would pass the limit while the need does not.
@@ -108,17 +151,27 @@ void KVCache::reserve_append(Index t) {
 
 void KVCache::append(const float* k, const std::vector<Index>& k_shape, const float* v,
                      const std::vector<Index>& v_shape) {
-  const Index batch = config_.batch, heads = config_.heads;
+  const Index batch = config_.batch, heads = config_.kv_heads;
   const Index d = config_.head_dim, dv = config_.value_dim;
   detail::require_shape("k", {batch, heads, -1, d}, k_shape);
   const Index t = k_shape[2];
   detail::require_shape("v", {batch, heads, t, dv}, v_shape);
+  std::vector<float> rotated;
+  if (config_.rotary) {  // the keys at their true positions
+    rotated.resize(static_cast<size_t>(sequences() * t * d));
+    RotaryOptions rotary = *config_.rotary;
+    rotary.positions.clear();
+    rotary.offset = length_;
+    apply_rotary(ConstBatch{k, sequences(), t, d}, 1, rotary,
+                 MutableBatch{rotated.data(), sequences(), t, d});
+    k = rotated.data();
+  }
   reserve_append(t);
   for (Index s = 0; s < sequences(); ++s) {
     float* keys = keys_.data() + s * key_floats(capacity_);
     float* values = values_.data() + s * value_floats(capacity_);
     for (Index r = 0; r < t; ++r) {
-      const Index position = length_ + r;
+      const Index position = held() + r;  // the slot
       // Position p is lane p % 16 of key panel p / 16, whose row c holds the keys' entry c.
       float* panel = keys + position / kPositionsPerPanel * kPositionsPerPanel * d +
                      position % kPositionsPerPanel;
@@ -137,7 +190,14 @@ void KVCache::append(const float* k, const std::vector<Index>& k_shape, const fl
 
 void KVCache::attend(const float* q, const std::vector<Index>& q_shape, float* out,
                      std::optional<float> scale) const {
-  const Index batch = config_.batch, heads = config_.heads;
+  KVCacheAttendOptions options;
+  options.scale = scale;
+  attend(q, q_shape, out, options);
+}
+
+void KVCache::attend(const float* q, const std::vector<Index>& q_shape, float* out,
+                     const KVCacheAttendOptions& options, float* lse) const {
+  const Index batch = config_.batch, heads = config_.heads, window = config_.window;
   const Index d = config_.head_dim, dv = config_.value_dim;
   detail::require_shape("q", {batch, heads, -1, d}, q_shape);
   const Index nq = q_shape[2];
@@ -145,32 +205,51 @@ void KVCache::attend(const float* q, const std::vector<Index>& q_shape, float* o
     detail::fail("q", "at most length() = " + std::to_string(length_) + " queries",
                  std::to_string(nq));
   }
-  if (scale && !std::isfinite(*scale)) {
-    detail::fail("scale", "a finite number", detail::number_string(*scale));
+  // The first query, at position length - nq, sees back to length - nq - window + 1.
+  if (window > 0 && std::max<Index>(0, length_ - nq - window + 1) < first_) {
+    detail::fail("q",
+                 "at most " + std::to_string(held() - window + 1) +
+                     " queries (the window of the first reaches positions already dropped)",
+                 std::to_string(nq));
   }
-  const float s = scale.value_or(1.0f / std::sqrt(static_cast<float>(d)));
-  // Query i sees the first length - nq + i + 1 positions: d2l's valid lengths, one per query.
-  // A single query sees everything and needs no mask.
+  if (options.scale && !std::isfinite(*options.scale)) {
+    detail::fail("scale", "a finite number", detail::number_string(*options.scale));
+  }
+  detail::FusedExtras extras;
+  extras.modifiers =
+      detail::check_modifiers(options.softcap, options.alibi_slopes, options.sinks, heads);
+  extras.kv_heads = config_.kv_heads;
+  extras.lse = lse;
+  const float s = options.scale.value_or(1.0f / std::sqrt(static_cast<float>(d)));
+  // The queries at their true positions, and the scale in them (the cached keys are kept
+  // unscaled).
+  const Index matrices = batch * heads;
+  std::vector<float> scaled(q, q + matrices * nq * d);
+  if (config_.rotary) {
+    RotaryOptions rotary = *config_.rotary;
+    rotary.positions.clear();
+    rotary.offset = length_ - nq;
+    apply_rotary(ConstBatch{scaled.data(), matrices, nq, d}, 1, rotary,
+                 MutableBatch{scaled.data(), matrices, nq, d});
+  }
+  for (float& x : scaled) x *= s;
+  // Query i sits at slot length - nq + i - first and sees the slots up to its own (the last
+  // `window` of them). A single query without a window sees everything: no mask.
   Mask mask;
   mask.fill = -std::numeric_limits<float>::infinity();
-  if (nq > 1) {
-    for (Index b = 0; b < batch; ++b) {
-      for (Index i = 0; i < nq; ++i) {
-        mask.valid_lens.push_back(static_cast<int32_t>(length_ - nq + i + 1));
-      }
-    }
-  }
-  // The scale goes into the queries (the cached keys are kept unscaled).
-  std::vector<float> scaled(static_cast<size_t>(sequences() * nq * d));
-  for (size_t t = 0; t < scaled.size(); ++t) scaled[t] = q[t] * s;
+  mask.causal = nq > 1 || window > 0;
+  mask.window_left = window > 0 ? window - 1 : -1;
   detail::attention_fused_packed(scaled.data(), {keys_.data(), values_.data(), capacity_},
-                                 key_floats(capacity_), value_floats(capacity_), sequences(), nq,
-                                 length_, d, dv, mask, heads, out);
+                                 key_floats(capacity_), value_floats(capacity_), matrices, nq,
+                                 held(), d, dv, mask, heads, out, extras, length_ - nq - first_);
 }
 
 void KVCache::truncate(Index n) {
-  if (n < 0 || n > length_) {
-    detail::fail("n", "a length in [0, " + std::to_string(length_) + "]", std::to_string(n));
+  if (n < first_ || n > length_) {
+    detail::fail("n",
+                 "a length in [" + std::to_string(first_) + ", " + std::to_string(length_) + "]" +
+                     (first_ > 0 ? " (the window dropped the positions before)" : ""),
+                 std::to_string(n));
   }
   length_ = n;
 }

@@ -43,6 +43,11 @@ void validate_mask(const Mask& mask, Index batch, Index nq, Index nk, Index batc
   if (mask.bool_mask) require_mask_batch("bool_mask", mask.bool_mask_batch, matrices, nq, nk);
   if (mask.additive) require_mask_batch("additive", mask.additive_batch, matrices, nq, nk);
   if (std::isnan(mask.fill)) detail::fail("fill", "a number or -Infinity", "NaN");
+  if (mask.window_left < -1 || mask.window_right < -1) {
+    detail::fail(
+        "window", "[left, right] with each side >= -1 (-1: unbounded)",
+        "[" + std::to_string(mask.window_left) + ", " + std::to_string(mask.window_right) + "]");
+  }
 }
 
 void apply_mask(MutableBatch scores, const Mask& mask, Index batch_heads) {

@@ -59,17 +59,23 @@ class FusedForward {
         dv_(dv),
         mask_(mask),
         dropout_(dropout),
-        masked_(!mask.mask.empty()),
+        masked_(!mask.mask.empty() || (mask.modifiers && mask.modifiers->change_scores())),
         skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
+        sinks_(mask.modifiers ? mask.modifiers->sinks : nullptr),
         scratch_(scratch) {}
 
-  // Rows [query_start, query_start + kBlockQueries) of out (zeroed by the caller) and weights.
-  void run_block(Index query_start, float* out, float* weights) {
+  // Rows [query_start, query_start + kBlockQueries) of out (zeroed by the caller) and weights,
+  // and with lse non-null, each row's log-sum-exp at lse[i].
+  void run_block(Index query_start, float* out, float* weights, float* lse) {
     pool_keys(query_start, 0, nk_, out, weights);
     for (Index i = query_start; i < query_end(); ++i) {
-      const float inverse = 1.0f / row_sum(i);
+      // A sink joins the denominator only: what was pooled is rescaled to the max it may raise.
+      const float factor =
+          sinks_ ? fold_sink(sinks_[mask_.head_of(i)], row_max(i), row_sum(i)) : 1.0f;
+      const float inverse = factor / row_sum(i);
       for (Index c = 0; c < dv_; ++c) out[i * dv_ + c] *= inverse;
       if (weights) normalise_weights(i, weights + i * nk_);
+      if (lse) lse[i] = row_max(i) + std::log(row_sum(i));
     }
   }
 
@@ -79,19 +85,15 @@ class FusedForward {
   void pool_keys(Index query_start, Index key_begin, Index key_end, float* out, float* weights) {
     assert(key_begin % kBlockKeys == 0);
     query_start_ = query_start;
-    key_begin_ = key_begin;
     std::fill(scratch_.row_max.begin(), scratch_.row_max.end(), kNegativeInfinity);
     std::fill(scratch_.row_sum.begin(), scratch_.row_sum.end(), 0.0f);
-    for (Index j0 = key_begin; j0 < key_end; j0 += kBlockKeys) {
-      const Index len = std::min(kBlockKeys, key_end - j0);
-      for (Index i0 = query_start; i0 < query_end(); i0 += 2) {
-        if (i0 + 1 < query_end()) {
-          tile_block<2>(i0, j0, len, out, weights);
-        } else {
-          tile_block<1>(i0, j0, len, out, weights);
-        }
-      }
-    }
+    // The key blocks before every row's window go last: by then each row's max is known, and
+    // the skip rule leaves them out (first, against a max of -inf, they would be computed in
+    // vain). The order depends on the mask alone, so computing hidden blocks gives the same bits.
+    const Index lead = std::min(window_lead(key_begin), key_end);
+    first_block_ = lead < key_end ? lead : key_begin;
+    for (Index j0 = lead; j0 < key_end; j0 += kBlockKeys) pool_block(j0, key_end, out, weights);
+    for (Index j0 = key_begin; j0 < lead; j0 += kBlockKeys) pool_block(j0, key_end, out, weights);
   }
 
   // Query row i's running max and sum, in the scratch (over its keys once pool_keys returns).
@@ -103,6 +105,31 @@ class FusedForward {
   using RowMasks = std::array<RowMask, Rows>;
 
   Index query_end() const { return std::min(nq_, query_start_ + kBlockQueries); }
+
+  // The first key block (from key_begin, a block boundary) that some row of the query block
+  // may see through the window's left side: the block of the earliest row's first visible key.
+  Index window_lead(Index key_begin) const {
+    const Index left = mask_.mask.window_left;
+    if (left < 0) return key_begin;
+    Index earliest = mask_.query_of(query_start_);
+    for (Index i = query_start_ + 1; i < query_end(); ++i) {
+      earliest = std::min(earliest, mask_.query_of(i));
+    }
+    const Index begin = std::max<Index>(0, earliest + mask_.query_offset - left);
+    return std::max(key_begin, begin / kBlockKeys * kBlockKeys);
+  }
+
+  // Every query row of the block against the key block at j0 (its end capped at key_end).
+  void pool_block(Index j0, Index key_end, float* out, float* weights) {
+    const Index len = std::min(kBlockKeys, key_end - j0);
+    for (Index i0 = query_start_; i0 < query_end(); i0 += 2) {
+      if (i0 + 1 < query_end()) {
+        tile_block<2>(i0, j0, len, out, weights);
+      } else {
+        tile_block<1>(i0, j0, len, out, weights);
+      }
+    }
+  }
 
   // Query rows i0 .. i0 + Rows - 1 against the `len` keys of the block at j0: scores, mask,
   // online-softmax step, pooling.
@@ -123,8 +150,8 @@ class FusedForward {
     float alpha[Rows];
     for (int r = 0; r < Rows; ++r) {
       const auto i = static_cast<size_t>(i0 + r);
-      alpha[r] = f32_online_softmax_step(row(r), count, block_max[r], j0 == key_begin_, row_max(i),
-                                         row_sum(i));
+      alpha[r] = f32_online_softmax_step(row(r), count, block_max[r], j0 == first_block_,
+                                         row_max(i), row_sum(i));
     }
     // The weights are kept before dropout (as d2l keeps them); the running sums above were too,
     // so only what is pooled is dropped.
@@ -240,8 +267,9 @@ class FusedForward {
   const MaskContext& mask_;
   const Dropout& dropout_;
   bool masked_, skipping_;
+  const float* sinks_;  // one per head, or null
   FusedScratch& scratch_;
-  Index query_start_ = 0, key_begin_ = 0;  // the block pool_keys is working on, and its first key
+  Index query_start_ = 0, first_block_ = 0;  // the block pool_keys is working on, its first keys
 };
 
 // A decode's keys go in chunks of this many, one task each: a few sequences over a long cache
@@ -257,9 +285,10 @@ struct ChunkState {
 };
 
 // One row's output from its chunks' partial states, chunk c's at state[c * step] and
-// partial[c * step * dv]: out = sum_c e_c O_c / sum_c e_c l_c with e_c = exp(m_c - max m_c).
-void merge_chunks(const ChunkState* state, const float* partial, Index chunks, Index step, Index dv,
-                  float* out) {
+// partial[c * step * dv]: out = sum_c e_c O_c / sum_c e_c l_c with e_c = exp(m_c - max m_c),
+// a sink (when non-null) joining the denominator; returns the row's log-sum-exp.
+float merge_chunks(const ChunkState* state, const float* partial, Index chunks, Index step,
+                   Index dv, const float* sink, float* out) {
   float max = kNegativeInfinity;
   for (Index c = 0; c < chunks; ++c) max = simd::nan_max(max, state[c * step].max);
   float sum = 0.0f;
@@ -274,51 +303,70 @@ void merge_chunks(const ChunkState* state, const float* partial, Index chunks, I
     for (Index k = 0; k < dv; ++k) out[k] = c == 0 ? factor * o[k] : out[k] + factor * o[k];
     sum = c == 0 ? factor * chunk.sum : sum + factor * chunk.sum;
   }
-  const float inverse = 1.0f / sum;
+  const float inverse = (sink ? fold_sink(*sink, max, sum) : 1.0f) / sum;
   for (Index k = 0; k < dv; ++k) out[k] *= inverse;
+  return max + std::log(sum);
 }
 
 }  // namespace
 
-// Tasks are (score matrix, key chunk) pairs, each writing only its own partial states; then
-// each matrix's rows merge their chunks.
+// Tasks are (K/V matrix, key chunk) pairs, each writing only its own partial states; then each
+// K/V matrix's rows merge their chunks.
 void attention_fused_packed(const float* q, const PackedKeysValues& first, Index key_step,
                             Index value_step, Index count, Index nq, Index nk, Index d, Index dv,
-                            const Mask& mask, Index batch_heads, float* out) {
+                            const Mask& mask, Index batch_heads, float* out,
+                            const FusedExtras& extras, Index query_offset) {
   assert(count >= 0 && nq >= 0 && nk >= 0 && d >= 0 && dv >= 0 && first.stride >= nk);
   assert((count * nq * dv == 0 || out) && (nk == 0 || (first.keys && first.values)));
+  const Index kv_heads = extras.kv_heads > 0 ? extras.kv_heads : batch_heads;
+  const Index group = batch_heads / kv_heads, kv_count = count / group, rows = group * nq;
+  const float* sinks = extras.modifiers.sinks;
+  const auto context = [&](Index k) {
+    return MaskContext{
+        mask,         k * group,         count / batch_heads, batch_heads, &extras.modifiers,
+        query_offset, group > 1 ? nq : 0};
+  };
   std::fill(out, out + count * nq * dv, 0.0f);
-  if (nk == 0 || nq == 0) return;  // no keys: the empty sum
+  if (nk == 0 || nq == 0) {  // no keys: the empty sum
+    for (Index r = 0; extras.lse && r < count * nq; ++r) {
+      extras.lse[r] = sinks ? sinks[r / nq % batch_heads] : kNegativeInfinity;
+    }
+    return;
+  }
   const Index chunks = round_up(nk, kChunkKeys) / kChunkKeys;
-  // [count][chunks][nq] states and [count][chunks][nq][dv] outputs; pool_keys adds to the latter.
-  std::vector<ChunkState> states(static_cast<size_t>(count * chunks * nq));
-  std::vector<float> partials(static_cast<size_t>(count * chunks * nq * dv), 0.0f);
+  // [kv_count][chunks][rows] states and [kv_count][chunks][rows][dv] outputs; pool_keys adds to
+  // the latter.
+  std::vector<ChunkState> states(static_cast<size_t>(kv_count * chunks * rows));
+  std::vector<float> partials(static_cast<size_t>(kv_count * chunks * rows * dv), 0.0f);
   ThreadPool& pool = thread_pool();
   std::vector<FusedScratch> scratch(
-      static_cast<size_t>(std::min<Index>(pool.threads(), count * chunks)),
+      static_cast<size_t>(std::min<Index>(pool.threads(), kv_count * chunks)),
       FusedScratch(nk, /*weights=*/false));
   const Dropout no_dropout(0.0f, 0);  // a decode step attends without dropout
-  pool.run(count * chunks, [&](Index task, int slot) {
-    const Index m = task / chunks, key_begin = task % chunks * kChunkKeys;
-    const PackedKeysValues kv{first.keys + m * key_step, first.values + m * value_step,
+  pool.run(kv_count * chunks, [&](Index task, int slot) {
+    const Index k = task / chunks, key_begin = task % chunks * kChunkKeys;
+    const PackedKeysValues kv{first.keys + k * key_step, first.values + k * value_step,
                               first.stride};
-    const MaskContext context{mask, m, count / batch_heads, batch_heads};
-    FusedForward forward(q + m * nq * d, kv, nq, nk, d, dv, context, no_dropout, HiddenBlocks::Skip,
-                         scratch[static_cast<size_t>(slot)]);
-    ChunkState* state = states.data() + task * nq;
-    for (Index start = 0; start < nq; start += kBlockQueries) {
+    const MaskContext mask_context = context(k);
+    FusedForward forward(q + k * rows * d, kv, rows, nk, d, dv, mask_context, no_dropout,
+                         HiddenBlocks::Skip, scratch[static_cast<size_t>(slot)]);
+    ChunkState* state = states.data() + task * rows;
+    for (Index start = 0; start < rows; start += kBlockQueries) {
       forward.pool_keys(start, key_begin, std::min(nk, key_begin + kChunkKeys),
-                        partials.data() + task * nq * dv, nullptr);
-      for (Index i = start; i < std::min(nq, start + kBlockQueries); ++i) {
+                        partials.data() + task * rows * dv, nullptr);
+      for (Index i = start; i < std::min(rows, start + kBlockQueries); ++i) {
         state[i] = {forward.row_max(i), forward.row_sum(i)};
       }
     }
   });
-  run_split(count, count * chunks * nq * dv, [&](Index m, int) {
-    for (Index i = 0; i < nq; ++i) {
-      const Index row = m * chunks * nq + i;
-      merge_chunks(states.data() + row, partials.data() + row * dv, chunks, nq, dv,
-                   out + (m * nq + i) * dv);
+  run_split(kv_count, kv_count * chunks * rows * dv, [&](Index k, int) {
+    const MaskContext mask_context = context(k);
+    for (Index i = 0; i < rows; ++i) {
+      const Index row = k * chunks * rows + i;
+      const float lse = merge_chunks(states.data() + row, partials.data() + row * dv, chunks, rows,
+                                     dv, sinks ? &sinks[mask_context.head_of(i)] : nullptr,
+                                     out + (k * rows + i) * dv);
+      if (extras.lse) extras.lse[k * rows + i] = lse;
     }
   });
 }
@@ -361,27 +409,42 @@ class PackedBatch {
 // the threads then finish together.
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
                      Index batch_heads, const Dropout& dropout, MutableBatch output,
-                     const MutableBatch* weights, HiddenBlocks hidden_blocks) {
+                     const MutableBatch* weights, HiddenBlocks hidden_blocks,
+                     const FusedExtras& extras) {
   const Index batch = q.batch / batch_heads, nq = q.rows, nk = k.rows, dv = v.cols;
+  const Index kv_heads = extras.kv_heads > 0 ? extras.kv_heads : batch_heads;
+  const Index heads_per_kv = batch_heads / kv_heads;
+  assert(batch_heads % kv_heads == 0 && k.batch == batch * kv_heads);
   std::fill(output.data, output.data + output.size(), 0.0f);
-  if (nk == 0 || nq == 0) return;  // no keys: the empty sum, as the unfused path gives
+  if (nk == 0 || nq == 0) {  // no keys: the empty sum, as the unfused path gives
+    for (Index s = 0; extras.lse && s < q.batch; ++s) {
+      const float* sinks = extras.modifiers.sinks;
+      std::fill(extras.lse + s * nq, extras.lse + (s + 1) * nq,
+                sinks ? sinks[s % batch_heads] : kNegativeInfinity);
+    }
+    return;
+  }
   ThreadPool& pool = thread_pool();
-  const Index group = pool.threads();
+  const Index group = pool.threads();  // K/V matrices packed at once
   const Index query_blocks = round_up(nq, kBlockQueries) / kBlockQueries;
-  const Index slots = std::min<Index>(pool.threads(), std::min(group, q.batch) * query_blocks);
+  const Index tasks_per_kv = heads_per_kv * query_blocks;
+  const Index slots = std::min<Index>(pool.threads(), std::min(group, k.batch) * tasks_per_kv);
   std::vector<FusedScratch> scratch(static_cast<size_t>(slots),
                                     FusedScratch(nk, weights != nullptr));
-  for (Index first = 0; first < q.batch; first += group) {
-    const Index count = std::min(group, q.batch - first);
+  for (Index first = 0; first < k.batch; first += group) {
+    const Index count = std::min(group, k.batch - first);
     const PackedBatch packed(k, v, scale, first, count);
-    pool.run(count * query_blocks, [&](Index task, int slot) {
-      const Index s = first + task / query_blocks;
-      const Index block = query_blocks - 1 - task % query_blocks;
-      const MaskContext context{mask, s, batch, batch_heads};
-      FusedForward forward(q[s].data(), packed[s - first], nq, nk, q.cols, dv, context, dropout,
+    pool.run(count * tasks_per_kv, [&](Index task, int slot) {
+      const Index m = first + task / tasks_per_kv, within = task % tasks_per_kv;
+      const Index s =
+          m / kv_heads * batch_heads + m % kv_heads * heads_per_kv + within / query_blocks;
+      const Index block = query_blocks - 1 - within % query_blocks;
+      const MaskContext context{mask, s, batch, batch_heads, &extras.modifiers};
+      FusedForward forward(q[s].data(), packed[m - first], nq, nk, q.cols, dv, context, dropout,
                            hidden_blocks, scratch[static_cast<size_t>(slot)]);
       forward.run_block(block * kBlockQueries, output[s].data(),
-                        weights ? (*weights)[s].data() : nullptr);
+                        weights ? (*weights)[s].data() : nullptr,
+                        extras.lse ? extras.lse + s * nq : nullptr);
     });
   }
 }

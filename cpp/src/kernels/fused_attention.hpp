@@ -11,6 +11,17 @@
 
 namespace attn::detail {
 
+// What the fused kernels take beyond q, k, v, the scale, the mask and dropout: the score
+// modifiers, grouped K/V heads, and the extra results.
+struct FusedExtras {
+  ScoreModifiers modifiers;
+  // K/V matrices per batch row (grouped-query attention): query matrix b * batch_heads + h
+  // reads K/V matrix b * kv_heads + h / (batch_heads / kv_heads). 0: as many as batch_heads.
+  Index kv_heads = 0;
+  float* lse = nullptr;     // forward: log of each row's softmax denominator [matrices * nq]
+  float* dsinks = nullptr;  // backward, with sinks: their gradient [batch_heads]
+};
+
 // Whether the kernels leave out key blocks whose weights are exactly 0 (RowMask::skips): the
 // results are the same bit for bit either way; Compute exists so that tests can show it.
 enum class HiddenBlocks { Skip, Compute };
@@ -32,9 +43,15 @@ struct PackedKeysValues {
 // past 1024 keys a matrix's keys go in chunks of 1024 whose partial softmaxes are merged in
 // order, which differs from one pass over the keys by rounding only (and not with the thread
 // count), so that a few long sequences still occupy many threads.
+// With extras.kv_heads, K/V matrix k (at k * key_step) serves the query matrices
+// k * g .. k * g + g - 1 (g = batch_heads / kv_heads), whose rows are stacked into one
+// [g * nq, d] matrix (they are consecutive in q and out): each block of cached keys is read
+// once for every head of its group. Query i sits at key position i + query_offset (causality,
+// the window and ALiBi measure from there); extras.lse receives each row's log-sum-exp.
 void attention_fused_packed(const float* q, const PackedKeysValues& first, Index key_step,
                             Index value_step, Index count, Index nq, Index nk, Index d, Index dv,
-                            const Mask& mask, Index batch_heads, float* out);
+                            const Mask& mask, Index batch_heads, float* out,
+                            const FusedExtras& extras = {}, Index query_offset = 0);
 
 // Every score matrix s of q [batch * batch_heads, nq, d], k [.., nk, d], v [.., nk, dv] ->
 // output [.., nq, dv], and, when weights is non-null, the softmax weights [.., nq, nk]; the mask
@@ -44,9 +61,12 @@ void attention_fused_packed(const float* q, const PackedKeysValues& first, Index
 // in (matrix, 64-query block) tasks. Under `dropout` the pooled weights are dropped (weight
 // (s, i, j) takes draw (s * nq + i) * nk + j, as the backward regenerates them); the weights
 // written are those before dropout.
+// With extras.kv_heads, k and v hold batch * kv_heads matrices, each packed once and read by
+// every query head of its group; tasks are then (K/V matrix, query head, query block).
 void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, const Mask& mask,
                      Index batch_heads, const Dropout& dropout, MutableBatch output,
-                     const MutableBatch* weights, HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
+                     const MutableBatch* weights, HiddenBlocks hidden_blocks = HiddenBlocks::Skip,
+                     const FusedExtras& extras = {});
 
 // Gradients of sum(output * grad_output) with respect to q, k and v, flash-style: a block of
 // queries at a time against every key (a strip of at most 64 x nk scores), so no [nq, nk]
@@ -57,10 +77,12 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
 // attention_fused; dq, dk, dv shaped like q, k, v. Split across the thread pool by whole matrices
 // when each thread gets as many or at least 4, else within each strip (by key chunks, rows and
 // key blocks), with the same bits either way and on every thread count.
+// With extras.kv_heads, a K/V matrix's dk and dv sum its group's query heads in head order.
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,
                               MutableBatch dv, const MutableBatch* output,
-                              HiddenBlocks hidden_blocks = HiddenBlocks::Skip);
+                              HiddenBlocks hidden_blocks = HiddenBlocks::Skip,
+                              const FusedExtras& extras = {});
 
 }  // namespace attn::detail

@@ -72,7 +72,7 @@ std::vector<float> packed_buffer(Index depth, Index cols) {
 // What one score matrix's backward works in, sized before any thread starts, so that nothing
 // allocates inside a parallel region.
 struct BackwardWorkspace {
-  BackwardWorkspace(Index nq, Index nk, Index d, Index dv, bool output, bool dropout)
+  BackwardWorkspace(Index nq, Index nk, Index d, Index dv, bool output, bool dropout, bool softcap)
       : rows(queries_per_strip(nk)),
         stride(round_up(std::max<Index>(nk, 1), kPanel)),
         keys_t(packed_buffer(d, nk)),
@@ -84,10 +84,12 @@ struct BackwardWorkspace {
         weights(static_cast<size_t>(rows * stride)),
         grad_scores(weights.size()),
         dropped(dropout ? weights.size() : 0),
+        softcap_grad(softcap ? weights.size() : 0),
         weights_t(weights.size()),
         grad_scores_t(weights.size()),
-        chunk_max(static_cast<size_t>(rows * (tasks_of(nk, kTaskKeys) + 1))),
+        chunk_max(static_cast<size_t>(rows * (tasks_of(nk, kTaskKeys) + 2))),
         row_max(static_cast<size_t>(rows)),
+        sink_grad(static_cast<size_t>(rows)),
         no_max(static_cast<size_t>(rows), -std::numeric_limits<float>::infinity()) {
     masks.reserve(static_cast<size_t>(rows));
   }
@@ -97,85 +99,118 @@ struct BackwardWorkspace {
   // K^T (scaled) and V^T as the score GEMMs' B; K, Q, dO (and V for the output) as the B of
   // the products that contract over keys or queries.
   std::vector<float> keys_t, values_t, keys, queries, grad_out_panels, values;
-  // Strips [rows][stride]: P, then dP and dS, and P * F under dropout; the transposes [nk][rows]
-  // of P * F and of dS, for dV and dK.
-  std::vector<float> weights, grad_scores, dropped, weights_t, grad_scores_t;
+  // Strips [rows][stride]: P, then dP and dS, P * F under dropout, the softcap's derivative
+  // under a softcap; the transposes [nk][rows] of P * F and of dS, for dV and dK.
+  std::vector<float> weights, grad_scores, dropped, softcap_grad, weights_t, grad_scores_t;
   // Each row's max over each key chunk [chunks][rows], then over all its computed keys [rows].
-  // The keys split into chunks in two runs when a tail is scored after all: one chunk more.
+  // The keys split into chunks in up to three runs (keys before the window and a hidden tail
+  // scored after all): two chunks more.
   std::vector<float> chunk_max, row_max;
+  // Each row's part of its head's sink gradient.
+  std::vector<float> sink_grad;
   // The strip's row masks, and the skip rule's max before any key is scored (-inf).
   std::vector<RowMask> masks;
   std::vector<float> no_max;
 };
 
-// One score matrix's backward, in a workspace: its operands packed once, then the strips of one
-// query block at a time, each split across the threads (unless called inside a region).
+// The score matrices of one K/V matrix's backward, in a workspace: K and V packed once, then each
+// query head of its group (run), a strip of one query block at a time, each split across the
+// threads (unless called inside a region). dk and dv sum the heads in the order they run.
 class MatrixBackward {
  public:
-  MatrixBackward(const float* q, const float* k, const float* v, const float* grad_out, Index nq,
-                 Index nk, Index d, Index dv, float scale, const MaskContext& mask,
-                 const Dropout& dropout, uint64_t first_weight, HiddenBlocks hidden_blocks,
-                 BackwardWorkspace& workspace)
-      : q_(q),
-        grad_out_(grad_out),
-        nq_(nq),
+  MatrixBackward(const float* k, const float* v, Index nq, Index nk, Index d, Index dv, float scale,
+                 const Dropout& dropout, HiddenBlocks hidden_blocks, BackwardWorkspace& workspace)
+      : nq_(nq),
         nk_(nk),
         d_(d),
         dv_(dv),
         scale_(scale),
-        mask_(mask),
         dropout_(dropout),
-        first_weight_(first_weight),
-        masked_(!mask.mask.empty()),
-        skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
+        hidden_blocks_(hidden_blocks),
         work_(workspace) {
     // s q k^T: the scale rides along with packing K, as in the forward.
     f32_pack_panels(k, d, d, nk, /*transposed=*/true, work_.keys_t.data(), scale);
     f32_pack_panels(v, dv, dv, nk, /*transposed=*/true, work_.values_t.data());
     f32_pack_panels(k, d, nk, d, /*transposed=*/false, work_.keys.data());
-    f32_pack_panels(q, d, nq, d, /*transposed=*/false, work_.queries.data());
-    f32_pack_panels(grad_out, dv, nq, dv, /*transposed=*/false, work_.grad_out_panels.data());
   }
 
-  // dq, dk, dv receive the gradients; out, when non-null, the forward output (P * F) V.
-  void run(const float* v, float* dq, float* dk, float* dv, float* out) {
+  // One query head against these keys: dq receives its gradient, dk and dv get its part added
+  // (zero them before the group's first head), out, when non-null, the forward output (P * F) V.
+  // Returns the head's sink gradient for these rows (0 without a sink).
+  float run(const float* q, const float* grad_out, const MaskContext& mask, uint64_t first_weight,
+            const float* v, float* dq, float* dk, float* dv, float* out) {
+    q_ = q;
+    grad_out_ = grad_out;
+    mask_ = &mask;
+    first_weight_ = first_weight;
+    const ScoreModifiers* modifiers = mask.modifiers;
+    softcap_ = modifiers && modifiers->softcap > 0.0f;
+    sink_ = modifiers && modifiers->sinks ? &modifiers->sinks[mask.head_of(0)] : nullptr;
+    masked_ = !mask.mask.empty() || (modifiers && modifiers->change_scores());
+    skipping_ = masked_ && hidden_blocks_ == HiddenBlocks::Skip;
+    f32_pack_panels(q, d_, nq_, d_, /*transposed=*/false, work_.queries.data());
+    f32_pack_panels(grad_out, dv_, nq_, dv_, /*transposed=*/false, work_.grad_out_panels.data());
     std::fill(dq, dq + nq_ * d_, 0.0f);
-    std::fill(dk, dk + nk_ * d_, 0.0f);
-    std::fill(dv, dv + nk_ * dv_, 0.0f);
     if (out) {
       std::fill(out, out + nq_ * dv_, 0.0f);
       f32_pack_panels(v, dv_, nk_, dv_, /*transposed=*/false, work_.values.data());
     }
-    if (nk_ == 0) return;  // the output is the empty sum: nothing depends on q
+    float sink_grad = 0.0f;
+    if (nk_ == 0) return sink_grad;  // the output is the empty sum: nothing depends on q
     for (Index i0 = 0; i0 < nq_; i0 += work_.rows) {
       const Index rows = std::min(work_.rows, nq_ - i0);
-      const Index keys = score_strip(i0, rows);
+      const KeyRange keys = score_strip(i0, rows);
       grad_scores_strip(i0, rows, keys);
       products(i0, rows, keys, dq, dk, dv, out);
+      for (Index r = 0; sink_ && r < rows; ++r)
+        sink_grad += work_.sink_grad[static_cast<size_t>(r)];
     }
+    return sink_grad;
   }
 
  private:
+  // The keys [first, end) of a strip that carry weights (the rest are exactly 0 for every row).
+  struct KeyRange {
+    Index first, end;
+  };
+
   // Step 1 for rows i0..: the masked scores and dP into the strips, and each row's max; returns
-  // how many leading keys carry weights (the rest are exactly 0 for every row). Which keys those
-  // are is the forward's skip rule (keys_to_compute, tail_vanishes), asked over all keys at once.
-  Index score_strip(Index i0, Index rows) {
+  // which keys carry weights. Which keys those are is the forward's skip rule (keys_to_compute,
+  // tail_vanishes), asked over all keys at once, from the first key block the window lets the
+  // strip's first row see.
+  KeyRange score_strip(Index i0, Index rows) {
     work_.masks.clear();
     if (masked_) {
-      for (Index i = i0; i < i0 + rows; ++i) work_.masks.emplace_back(mask_, nq_, nk_, i);
+      for (Index i = i0; i < i0 + rows; ++i) work_.masks.emplace_back(*mask_, nq_, nk_, i);
     }
-    Index keys = nk_;
-    if (skipping_)
-      keys = keys_to_compute(work_.masks.data(), work_.no_max.data(), rows, 0, nk_, kPanel);
-    Index chunks = score_keys(i0, rows, 0, keys, 0);
+    KeyRange keys{0, nk_};
+    if (skipping_) {
+      keys.first = window_lead(i0);
+      keys.end = keys.first + keys_to_compute(work_.masks.data(), work_.no_max.data(), rows,
+                                              keys.first, nk_ - keys.first, kPanel);
+    }
+    Index chunks = score_keys(i0, rows, keys.first, keys.end, 0);
     reduce_row_max(rows, chunks);
-    if (keys < nk_ &&
-        !tail_vanishes(work_.masks.data(), work_.row_max.data(), rows, 0, keys, nk_)) {
-      chunks += score_keys(i0, rows, keys, nk_, chunks);
+    const bool head = keys.first > 0 && !tail_vanishes(work_.masks.data(), work_.row_max.data(),
+                                                       rows, 0, 0, keys.first);
+    const bool tail = keys.end < nk_ && !tail_vanishes(work_.masks.data(), work_.row_max.data(),
+                                                       rows, 0, keys.end, nk_);
+    if (head) chunks += score_keys(i0, rows, 0, keys.first, chunks);
+    if (tail) chunks += score_keys(i0, rows, keys.end, nk_, chunks);
+    if (head || tail) {
       reduce_row_max(rows, chunks);
-      keys = nk_;
+      keys = {head ? 0 : keys.first, tail ? nk_ : keys.end};
     }
     return keys;
+  }
+
+  // The first key the window's left side lets row i0 (so every later row) see, rounded down to
+  // a key chunk; 0 without a window.
+  Index window_lead(Index i0) const {
+    const Index left = mask_->mask.window_left;
+    if (left < 0) return 0;
+    const Index lead = std::max<Index>(0, i0 + mask_->query_offset - left) / kTaskKeys * kTaskKeys;
+    return lead < nk_ ? lead : 0;
   }
 
   // Step 1 on keys [j0, j1), as chunks numbered from first_chunk; returns how many. j0 starts a
@@ -198,7 +233,11 @@ class MatrixBackward {
                            kPanel * dv_, len, work_.grad_scores.data() + j0, work_.stride);
     for (Index r = 0; r < rows; ++r) {
       float* s = work_.weights.data() + r * work_.stride + j0;
-      if (masked_) work_.masks[static_cast<size_t>(r)].apply(s, j0, len);
+      if (masked_) {
+        float* softcap_grad =
+            softcap_ ? work_.softcap_grad.data() + r * work_.stride + j0 : nullptr;
+        work_.masks[static_cast<size_t>(r)].apply(s, j0, len, softcap_grad);
+      }
       work_.chunk_max[static_cast<size_t>(chunk * work_.rows + r)] = f32_row_max(s, len);
     }
   }
@@ -220,32 +259,48 @@ class MatrixBackward {
   }
 
   // Step 2, a task per row r of the strip (query i0 + r): its scores become P and its dP becomes
-  // dS; under dropout P * F goes into `dropped`.
-  void grad_scores_strip(Index i0, Index rows, Index keys) {
+  // dS; under dropout P * F goes into `dropped`. With a sink, the row's part of its gradient,
+  // -P_sink D (D = sum_j P_j dP_j, the sink pooling nothing), goes into sink_grad.
+  void grad_scores_strip(Index i0, Index rows, KeyRange keys) {
+    const Index n = keys.end - keys.first;
     // Weighed as a few multiply-adds per weight: the exp, the dropout hash, the two sweeps.
-    run_split(rows, rows * keys * 16, [&](Index r, int) {
-      float* p = work_.weights.data() + r * work_.stride;
-      float* ds = work_.grad_scores.data() + r * work_.stride;
-      f32_softmax_row(p, keys, work_.row_max[static_cast<size_t>(r)]);
+    run_split(rows, rows * n * 16, [&](Index r, int) {
+      const Index offset = r * work_.stride + keys.first;
+      float* p = work_.weights.data() + offset;
+      float* ds = work_.grad_scores.data() + offset;
+      float max = work_.row_max[static_cast<size_t>(r)];
+      float sink_exp = 0.0f;
+      if (sink_) {
+        max = std::isnan(max) ? max : std::max(max, *sink_);
+        sink_exp = std::exp(*sink_ - max);
+      }
+      const float inverse = f32_softmax_row(p, n, max, sink_exp);
       if (dropout_.active()) {  // dropped = P * F, ds = F * dP: D and dS need both, dV the first
-        float* dropped = work_.dropped.data() + r * work_.stride;
-        for (Index j = 0; j < keys; ++j) {
-          const float factor = dropout_.factor(weight_index(i0 + r, j));
+        float* dropped = work_.dropped.data() + offset;
+        for (Index j = 0; j < n; ++j) {
+          const float factor = dropout_.factor(weight_index(i0 + r, keys.first + j));
           ds[j] *= factor;
           dropped[j] = p[j] * factor;
         }
       }
-      masked_softmax_backward_row(p, ds, keys, scale_,
-                                  masked_ ? &work_.masks[static_cast<size_t>(r)] : nullptr);
+      const float delta = masked_softmax_backward_row(
+          p, ds, n, scale_, masked_ ? &work_.masks[static_cast<size_t>(r)] : nullptr, keys.first);
+      if (softcap_) {
+        const float* softcap_grad = work_.softcap_grad.data() + offset;
+        for (Index j = 0; j < n; ++j) ds[j] *= softcap_grad[j];
+      }
+      if (sink_) work_.sink_grad[static_cast<size_t>(r)] = -sink_exp * inverse * delta;
     });
   }
 
   // Step 3: the key blocks first (the larger tasks), then the row pairs.
-  void products(Index i0, Index rows, Index keys, float* dq, float* dk, float* dv, float* out) {
-    const Index blocks = tasks_of(keys, kTaskKeys), pairs = tasks_of(rows, 2);
-    run_split(blocks + pairs, rows * keys * (2 * d_ + (out ? 2 : 1) * dv_), [&](Index t, int) {
+  void products(Index i0, Index rows, KeyRange keys, float* dq, float* dk, float* dv, float* out) {
+    const Index n = keys.end - keys.first;
+    const Index blocks = tasks_of(n, kTaskKeys), pairs = tasks_of(rows, 2);
+    run_split(blocks + pairs, rows * n * (2 * d_ + (out ? 2 : 1) * dv_), [&](Index t, int) {
       if (t < blocks) {
-        key_block_products(i0, rows, t * kTaskKeys, std::min(keys, (t + 1) * kTaskKeys), dk, dv);
+        const Index j0 = keys.first + t * kTaskKeys;
+        key_block_products(i0, rows, j0, std::min(keys.end, j0 + kTaskKeys), dk, dv);
       } else {
         const Index r = (t - blocks) * 2;
         row_products(i0 + r, r, std::min<Index>(2, rows - r), keys, dq, out);
@@ -278,62 +333,84 @@ class MatrixBackward {
                            dv + j0 * dv_, dv_, /*accumulate=*/true);
   }
 
-  // dQ = dS K, and O = (P * F) V when asked, for `count` rows from query i (strip row r).
-  void row_products(Index i, Index r, Index count, Index keys, float* dq, float* out) {
-    f32_gemm_panels_serial(work_.grad_scores.data() + r * work_.stride, work_.stride, count, keys,
-                           work_.keys.data(), kPanel * nk_, d_, dq + i * d_, d_);
+  // dQ = dS K, and O = (P * F) V when asked, for `count` rows from query i (strip row r), over
+  // the keys that carry weights (packed K and V read from key keys.first on).
+  void row_products(Index i, Index r, Index count, KeyRange keys, float* dq, float* out) {
+    const Index offset = r * work_.stride + keys.first, n = keys.end - keys.first;
+    f32_gemm_panels_serial(work_.grad_scores.data() + offset, work_.stride, count, n,
+                           work_.keys.data() + keys.first * kPanel, kPanel * nk_, d_, dq + i * d_,
+                           d_);
     if (out) {
-      f32_gemm_panels_serial(pooled() + r * work_.stride, work_.stride, count, keys,
-                             work_.values.data(), kPanel * nk_, dv_, out + i * dv_, dv_);
+      f32_gemm_panels_serial(pooled() + offset, work_.stride, count, n,
+                             work_.values.data() + keys.first * kPanel, kPanel * nk_, dv_,
+                             out + i * dv_, dv_);
     }
   }
 
-  const float* q_;
-  const float* grad_out_;
   Index nq_, nk_, d_, dv_;
   float scale_;
-  const MaskContext& mask_;
   const Dropout& dropout_;
-  uint64_t first_weight_;
-  bool masked_;
-  bool skipping_;  // keys hidden from a whole strip are left out
+  HiddenBlocks hidden_blocks_;
   BackwardWorkspace& work_;
+  // The query head run() is working on.
+  const float* q_ = nullptr;
+  const float* grad_out_ = nullptr;
+  const MaskContext* mask_ = nullptr;
+  uint64_t first_weight_ = 0;
+  bool masked_ = false, skipping_ = false, softcap_ = false;
+  const float* sink_ = nullptr;
 };
 
 }  // namespace
 
-// Each score matrix writes only its own dq, dk, dv (and output). Threads take whole matrices,
-// each in a workspace of its own, when whole_matrices says so; otherwise the matrices go one
-// after another, their strips split across the threads. Both give the same bits.
+// Each K/V matrix writes only its own dk, dv and its query heads' dq (and output). Threads take
+// whole K/V matrices, each in a workspace of its own, when whole_matrices says so; otherwise the
+// matrices go one after another, their strips split across the threads. Both give the same
+// bits. The sinks' gradient is summed per query matrix, then over the batch in order.
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,
                               MutableBatch dv, const MutableBatch* output,
-                              HiddenBlocks hidden_blocks) {
+                              HiddenBlocks hidden_blocks, const FusedExtras& extras) {
   const Index batch = q.batch / batch_heads;
+  const Index kv_heads = extras.kv_heads > 0 ? extras.kv_heads : batch_heads;
+  const Index heads_per_kv = batch_heads / kv_heads;
+  assert(batch_heads % kv_heads == 0 && k.batch == batch * kv_heads);
   ThreadPool& pool = thread_pool();
-  const bool whole = whole_matrices(q.batch, pool.threads());
+  const bool whole = whole_matrices(k.batch, pool.threads());
   const Index workspaces =
-      whole ? std::min<Index>(pool.threads(), q.batch) : std::min<Index>(q.batch, 1);
+      whole ? std::min<Index>(pool.threads(), k.batch) : std::min<Index>(k.batch, 1);
   std::vector<BackwardWorkspace> workspace;
   workspace.reserve(static_cast<size_t>(workspaces));
   for (Index t = 0; t < workspaces; ++t) {
-    workspace.emplace_back(q.rows, k.rows, q.cols, v.cols, output != nullptr, dropout.active());
+    workspace.emplace_back(q.rows, k.rows, q.cols, v.cols, output != nullptr, dropout.active(),
+                           extras.modifiers.softcap > 0.0f);
   }
-  const auto matrix = [&](Index s, int slot) {
-    const MaskContext context{mask, s, batch, batch_heads};
-    MatrixBackward backward(q[s].data(), k[s].data(), v[s].data(), grad_output[s].data(), q.rows,
-                            k.rows, q.cols, v.cols, scale, context, dropout,
-                            static_cast<uint64_t>(s * q.rows * k.rows), hidden_blocks,
-                            workspace[static_cast<size_t>(slot)]);
-    backward.run(v[s].data(), dq[s].data(), dk[s].data(), dv[s].data(),
-                 output ? (*output)[s].data() : nullptr);
+  std::vector<float> sink_grads(static_cast<size_t>(q.batch), 0.0f);
+  const auto kv_matrix = [&](Index m, int slot) {
+    std::fill(dk[m].data(), dk[m].data() + k.rows * k.cols, 0.0f);
+    std::fill(dv[m].data(), dv[m].data() + v.rows * v.cols, 0.0f);
+    MatrixBackward backward(k[m].data(), v[m].data(), q.rows, k.rows, q.cols, v.cols, scale,
+                            dropout, hidden_blocks, workspace[static_cast<size_t>(slot)]);
+    for (Index g = 0; g < heads_per_kv; ++g) {
+      const Index s = m / kv_heads * batch_heads + m % kv_heads * heads_per_kv + g;
+      const MaskContext context{mask, s, batch, batch_heads, &extras.modifiers};
+      sink_grads[static_cast<size_t>(s)] =
+          backward.run(q[s].data(), grad_output[s].data(), context,
+                       static_cast<uint64_t>(s * q.rows * k.rows), v[m].data(), dq[s].data(),
+                       dk[m].data(), dv[m].data(), output ? (*output)[s].data() : nullptr);
+    }
   };
   if (whole) {
     // The strips' regions then run inline, on the task's thread.
-    pool.run(q.batch, [&](Index s, int slot) { matrix(s, slot); });
+    pool.run(k.batch, [&](Index m, int slot) { kv_matrix(m, slot); });
   } else {
-    for (Index s = 0; s < q.batch; ++s) matrix(s, 0);
+    for (Index m = 0; m < k.batch; ++m) kv_matrix(m, 0);
+  }
+  if (extras.dsinks && extras.modifiers.sinks) {
+    std::fill(extras.dsinks, extras.dsinks + batch_heads, 0.0f);
+    for (Index s = 0; s < q.batch; ++s)
+      extras.dsinks[s % batch_heads] += sink_grads[static_cast<size_t>(s)];
   }
 }
 

@@ -12,9 +12,9 @@ void masked_softmax_rows(MatrixMap scores, const MaskContext& mask) {
 }
 
 float masked_softmax_backward_row(const float* p, float* ds, Index n, float scale,
-                                  const RowMask* mask) {
+                                  const RowMask* mask, Index first_key) {
   const float delta = f32_softmax_backward_row(p, ds, n, scale);
-  if (mask) mask->zero_hidden(ds, 0, n);
+  if (mask) mask->zero_hidden(ds, first_key, n);
   return delta;
 }
 

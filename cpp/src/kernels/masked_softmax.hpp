@@ -16,8 +16,9 @@ void masked_softmax_rows(MatrixMap scores, const MaskContext& mask);
 // One row's softmax backward (f32_softmax_backward_row), then 0 where `mask` (when non-null)
 // hid the key: a hidden score was replaced by the fill, a constant, so no gradient flows into
 // it. p: the row's weights; ds: dL/dP on entry, dL/dS on return. Returns D = sum_j p_j dP_j.
+// p and ds may start at key first_key of the row (the mask's key numbering).
 float masked_softmax_backward_row(const float* p, float* ds, Index n, float scale,
-                                  const RowMask* mask);
+                                  const RowMask* mask, Index first_key = 0);
 
 // masked_softmax_backward_row for every row of one score matrix: weights [nq, nk], ds [nq, nk].
 void masked_softmax_backward_rows(ConstMatrixMap weights, MatrixMap ds, const MaskContext& mask,

@@ -1,6 +1,7 @@
 #include "row_kernels.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -42,6 +43,52 @@ float f32_exp_shifted_sum(float* s, Index n, float max) {
   return total;
 }
 
+namespace {
+
+// cap * tanh(x / cap) of four lanes, and 1 - tanh^2 when asked.
+F32x4 softcap(F32x4 x, F32x4 cap, F32x4 inverse_cap, F32x4* derivative) {
+  const F32x4 one = simd::splat(1.0f);
+  const F32x4 e = simd::exp_nonpositive(simd::splat(-2.0f) * simd::abs(x * inverse_cap));
+  const F32x4 tanh = simd::copy_sign((one - e) / (one + e), x);
+  if (derivative) *derivative = one - tanh * tanh;
+  return cap * tanh;
+}
+
+}  // namespace
+
+void f32_softcap_row(float* s, Index n, float cap, float* derivative) {
+  const F32x4 c = simd::splat(cap), inverse = simd::splat(1.0f / cap);
+  F32x4 grad;
+  Index j = 0;
+  for (; j + 4 <= n; j += 4) {
+    simd::store(s + j, softcap(simd::load(s + j), c, inverse, derivative ? &grad : nullptr));
+    if (derivative) simd::store(derivative + j, grad);
+  }
+  if (j < n) {  // the tail through one padded vector, so every score takes the same path
+    alignas(16) float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f}, tail_grad[4];
+    std::copy(s + j, s + n, tail);
+    simd::store(tail, softcap(simd::load(tail), c, inverse, &grad));
+    simd::store(tail_grad, grad);
+    std::copy(tail, tail + (n - j), s + j);
+    if (derivative) std::copy(tail_grad, tail_grad + (n - j), derivative + j);
+  }
+}
+
+void f32_subtract_distance(float* s, Index n, float slope, Index offset) {
+  // |offset - j| as floats, exact below 2^24; four lanes stepping by 4.
+  F32x4 distance = simd::load(
+      std::array<float, 4>{static_cast<float>(offset), static_cast<float>(offset - 1),
+                           static_cast<float>(offset - 2), static_cast<float>(offset - 3)}
+          .data());
+  const F32x4 step = simd::splat(4.0f), minus_slope = simd::splat(-slope);
+  Index j = 0;
+  for (; j + 4 <= n; j += 4) {
+    simd::store(s + j, simd::multiply_add(minus_slope, simd::abs(distance), simd::load(s + j)));
+    distance = distance - step;
+  }
+  for (; j < n; ++j) s[j] -= slope * static_cast<float>(std::abs(offset - j));
+}
+
 float f32_online_softmax_step(float* s, Index len, float block_max, bool first_block,
                               float& running_max, float& running_sum) {
   const float new_max = simd::nan_max(running_max, block_max);
@@ -65,9 +112,10 @@ float f32_online_softmax_step(float* s, Index len, float block_max, bool first_b
 
 void f32_softmax_row(float* row, Index n) { f32_softmax_row(row, n, f32_row_max(row, n)); }
 
-void f32_softmax_row(float* row, Index n, float max) {
-  const float inverse = 1.0f / f32_exp_shifted_sum(row, n, max);
+float f32_softmax_row(float* row, Index n, float max, float extra) {
+  const float inverse = 1.0f / (f32_exp_shifted_sum(row, n, max) + extra);
   for (Index i = 0; i < n; ++i) row[i] *= inverse;
+  return inverse;
 }
 
 float f32_softmax_backward_row(const float* p, float* ds, Index n, float scale) {

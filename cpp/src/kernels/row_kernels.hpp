@@ -28,8 +28,20 @@ float f32_online_softmax_step(float* s, Index len, float block_max, bool first_b
 void f32_softmax_row(float* row, Index n);
 
 // The same with the row's max already known (f32_row_max of it, or the max of its pieces'
-// f32_row_max: the parallel backward takes a row's max key chunk by key chunk).
-void f32_softmax_row(float* row, Index n, float max);
+// f32_row_max: the parallel backward takes a row's max key chunk by key chunk), and `extra` a
+// term the denominator holds beside the row's exps (a sink's exp(sink - max)). Returns the
+// inverse of the denominator.
+float f32_softmax_row(float* row, Index n, float max, float extra = 0.0f);
+
+// Logit softcapping in place: s[j] = cap * tanh(s[j] / cap) for j < n, tanh from the vector exp
+// as (1 - e) / (1 + e) with e = exp(-2|x|) (its absolute error stays within a few float ulps of
+// 1, so a capped score's within a few ulps of cap). With derivative non-null it receives
+// 1 - tanh^2, the backward's factor.
+void f32_softcap_row(float* s, Index n, float cap, float* derivative);
+
+// ALiBi's bias in place: s[j] -= slope * |offset - j| for j < n (offset: the query's position
+// less the first key's).
+void f32_subtract_distance(float* s, Index n, float slope, Index offset);
 
 // The softmax's backward for one row, given its weights p[0..n) and, in ds, the gradient dP
 // of the loss with respect to them: returns D = sum_j p_j dP_j and turns ds into the gradient

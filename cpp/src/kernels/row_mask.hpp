@@ -1,14 +1,17 @@
 #pragma once
-// The mask of one query row of one score matrix, resolved once: where the keys hidden by valid
-// length and causality start, and the rows of the boolean, additive and key-padding masks. The
-// forward and the backward kernels apply it a tile at a time through the same steps: skips()
-// to leave out keys whose weights are exactly 0, apply() before the softmax, zero_hidden() on
-// the score gradients (a hidden score was replaced by a constant, so no gradient flows into it).
+// The mask of one query row of one score matrix, resolved once: the run of keys that valid
+// length, causality and the sliding window leave visible, the rows of the boolean, additive and
+// key-padding masks, and the head's score modifiers (softcap, ALiBi). The forward and the
+// backward kernels apply it a tile at a time through the same steps: skips() to leave out keys
+// whose weights are exactly 0, apply() before the softmax, zero_hidden() on the score gradients
+// (a hidden score was replaced by a constant, so no gradient flows into it).
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "attn/mask.hpp"
+#include "row_kernels.hpp"
 
 namespace attn::detail {
 
@@ -23,27 +26,64 @@ constexpr float kUnderflowMargin = 128.0f;
 // hidden keys weight too.
 inline bool hidden_weights_vanish(float fill, float max) { return fill < max - kUnderflowMargin; }
 
+// The score modifiers of current models (attn/attention.hpp has their formulas), per head of a
+// batch of batch * batch_heads score matrices.
+struct ScoreModifiers {
+  float softcap = 0.0f;                 // > 0: s <- softcap * tanh(s / softcap)
+  const float* alibi_slopes = nullptr;  // [batch_heads]: s <- s - slope * |i - j|
+  const float* sinks = nullptr;         // [batch_heads]: one more logit in each row's softmax
+
+  // Whether the scores change before the mask (softcap or ALiBi).
+  bool change_scores() const { return softcap > 0.0f || alibi_slopes; }
+};
+
+// Folds a sink logit into a row's final max and sum (the sum of exp(s - max) over its keys):
+// both then include it. Returns the factor by which what was pooled against the old max must
+// be multiplied to stand against the new one (1 when the max did not move).
+inline float fold_sink(float sink, float& max, float& sum) {
+  const float new_max = std::isnan(max) ? max : std::max(max, sink);
+  const float factor = new_max == max ? 1.0f : std::exp(max - new_max);
+  sum = sum * factor + std::exp(sink - new_max);
+  max = new_max;
+  return factor;
+}
+
 // Which score matrix of a batch of batch * batch_heads matrices is being computed.
 struct MaskContext {
   const Mask& mask;
   Index matrix;
   Index batch;
   Index batch_heads;
+  const ScoreModifiers* modifiers = nullptr;
+  // Query i sits at key position i + query_offset: causality, the window and ALiBi's distance
+  // measure from there (0 in scaled dot-product attention; a KV cache's queries are its newest
+  // positions).
+  Index query_offset = 0;
+  // When the rows of consecutive matrices are stacked into one (the query heads that share a
+  // K/V head, in a KV cache), the rows per matrix; 0: the rows are one matrix's.
+  Index stacked_rows = 0;
+
+  // The matrix and query index of row i.
+  Index matrix_of(Index i) const { return matrix + (stacked_rows ? i / stacked_rows : 0); }
+  Index query_of(Index i) const { return stacked_rows ? i % stacked_rows : i; }
+  Index head_of(Index i) const { return matrix_of(i) % batch_heads; }
 };
 
 class RowMask {
  public:
   // Row i of an [nq, nk] score matrix; the mask must already be validated.
-  RowMask(const MaskContext& context, Index nq, Index nk, Index i)
+  RowMask(const MaskContext& context, Index rows, Index nk, Index row)
       : fill_(context.mask.fill), visible_end_(nk) {
     const Mask& mask = context.mask;
-    const Index b = context.matrix / context.batch_heads;
+    const Index matrix = context.matrix_of(row), i = context.query_of(row);
+    const Index nq = context.stacked_rows ? context.stacked_rows : rows;
+    const Index b = matrix / context.batch_heads;
+    query_ = i + context.query_offset;
     if (mask.bool_mask) {
-      bool_row_ = mask.bool_mask + ((mask.bool_mask_batch == 1 ? 0 : context.matrix * nq) + i) * nk;
+      bool_row_ = mask.bool_mask + ((mask.bool_mask_batch == 1 ? 0 : matrix * nq) + i) * nk;
     }
     if (mask.additive) {
-      additive_row_ =
-          mask.additive + ((mask.additive_batch == 1 ? 0 : context.matrix * nq) + i) * nk;
+      additive_row_ = mask.additive + ((mask.additive_batch == 1 ? 0 : matrix * nq) + i) * nk;
     }
     if (mask.key_padding) padding_row_ = mask.key_padding + b * nk;
     if (!mask.valid_lens.empty()) {
@@ -51,14 +91,25 @@ class RowMask {
       const bool per_query = static_cast<Index>(mask.valid_lens.size()) != context.batch;
       visible_end_ = mask.valid_lens[static_cast<size_t>(per_query ? b * nq + i : b)];
     }
-    if (mask.causal) visible_end_ = std::min(visible_end_, i + 1);
+    if (mask.causal) visible_end_ = std::min(visible_end_, query_ + 1);
+    if (mask.window_right >= 0) {
+      visible_end_ = std::min(visible_end_, query_ + mask.window_right + 1);
+    }
+    if (mask.window_left >= 0) visible_begin_ = std::max<Index>(0, query_ - mask.window_left);
+    if (const ScoreModifiers* modifiers = context.modifiers) {
+      softcap_ = modifiers->softcap;
+      if (modifiers->alibi_slopes) slope_ = modifiers->alibi_slopes[context.head_of(row)];
+    }
   }
 
-  // Keys j >= visible_end() are hidden by valid length or causality (others may hide more).
+  // Keys j >= visible_end() are hidden by valid length, causality or the window's right side;
+  // keys j < visible_begin() by the window's left side (others may hide more).
   Index visible_end() const { return visible_end_; }
+  Index visible_begin() const { return visible_begin_; }
 
   bool hidden(Index j) const {
-    return j >= visible_end_ || (bool_row_ && bool_row_[j]) || (padding_row_ && padding_row_[j]);
+    return j < visible_begin_ || j >= visible_end_ || (bool_row_ && bool_row_[j]) ||
+           (padding_row_ && padding_row_[j]);
   }
 
   // The skip decision, shared by the forward and the backward so that they cannot drift: true
@@ -72,28 +123,42 @@ class RowMask {
     return hidden_weights_vanish(fill_, max) && hides_all(j0, count);
   }
 
-  // True when every key of [j0, j0 + count) is hidden. Past visible_end() that needs no look;
-  // before it only the boolean and key-padding masks can hide keys.
+  // True when every key of [j0, j0 + count) is hidden. Outside [visible_begin(), visible_end())
+  // that needs no look; inside only the boolean and key-padding masks can hide keys.
   bool hides_all(Index j0, Index count) const {
     const Index end = std::min(j0 + count, visible_end_);
-    for (Index j = j0; j < end; ++j) {
+    for (Index j = std::max(j0, visible_begin_); j < end; ++j) {
       if (!(bool_row_ && bool_row_[j]) && !(padding_row_ && padding_row_[j])) return false;
     }
     return true;
   }
 
-  // Whether apply() would change any of keys [j0, j0 + count): a block wholly before the visible
-  // end of a row with no other mask is left as it is (and its max stays the one the scores had).
+  // Whether apply() would change any of keys [j0, j0 + count): a block wholly inside the visible
+  // run of a row with no other mask or modifier is left as it is (and its max stays the one the
+  // scores had).
   bool changes(Index j0, Index count) const {
-    return additive_row_ || bool_row_ || padding_row_ || j0 + count > visible_end_;
+    return softcap_ > 0.0f || slope_ != 0.0f || additive_row_ || bool_row_ || padding_row_ ||
+           j0 < visible_begin_ || j0 + count > visible_end_;
   }
 
-  // scores[c] of key j0 + c, for c < count: the additive mask added, hidden scores set to fill.
-  void apply(float* scores, Index j0, Index count) const {
-    for (Index c = 0; c < count; ++c) {
-      if (additive_row_) scores[c] += additive_row_[j0 + c];
-      if (hidden(j0 + c)) scores[c] = fill_;
+  // scores[c] of key j0 + c, for c < count, in the documented order: softcapped, the ALiBi bias
+  // and the additive mask added, hidden scores set to fill. With softcap_grad non-null, it
+  // receives d(capped)/d(score) = 1 - (capped / softcap)^2 for each key (the backward's factor).
+  void apply(float* scores, Index j0, Index count, float* softcap_grad = nullptr) const {
+    if (softcap_ > 0.0f) f32_softcap_row(scores, count, softcap_, softcap_grad);
+    if (slope_ != 0.0f) f32_subtract_distance(scores, count, slope_, query_ - j0);
+    if (additive_row_ || bool_row_ || padding_row_) {
+      for (Index c = 0; c < count; ++c) {
+        if (additive_row_) scores[c] += additive_row_[j0 + c];
+        if (hidden(j0 + c)) scores[c] = fill_;
+      }
+      return;
     }
+    // Only the visible run's ends can hide keys: fill what lies outside [begin, end).
+    const Index begin = std::clamp(visible_begin_, j0, j0 + count);
+    const Index end = std::clamp(visible_end_, begin, j0 + count);
+    std::fill(scores, scores + (begin - j0), fill_);
+    std::fill(scores + (end - j0), scores + count, fill_);
   }
 
   // values[c] = 0 where key j0 + c is hidden.
@@ -106,6 +171,10 @@ class RowMask {
  private:
   float fill_;
   Index visible_end_;
+  Index visible_begin_ = 0;
+  Index query_ = 0;  // the row's position among the keys
+  float softcap_ = 0.0f;
+  float slope_ = 0.0f;
   const uint8_t* bool_row_ = nullptr;
   const float* additive_row_ = nullptr;
   const uint8_t* padding_row_ = nullptr;
@@ -143,7 +212,7 @@ inline bool tail_vanishes(const RowMask* masks, const float* max, Index rows, In
 
 // Applies the mask to one whole [nq, nk] score matrix in place.
 inline void mask_matrix(MatrixMap scores, const MaskContext& context) {
-  if (context.mask.empty()) return;
+  if (context.mask.empty() && !context.modifiers) return;
   for (Index i = 0; i < scores.rows(); ++i) {
     RowMask(context, scores.rows(), scores.cols(), i)
         .apply(scores.data() + i * scores.cols(), 0, scores.cols());

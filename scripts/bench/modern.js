@@ -1,0 +1,92 @@
+// The modern-attention section of `npm run bench`: grouped-query heads and the score modifiers
+// in our fused kernel, each timed side by side with the call it replaces, single thread:
+//   - GQA prefill (H = 32, Hkv = 8, d = 128, causal) against the same call on K and V repeated to
+//     32 heads, the way a caller without GQA must pass them;
+//   - a causal sliding window against dense causal attention at the same n (H = 8, d = 64);
+//   - softcap, ALiBi and sinks each against the plain fused forward ([1, 1, n, 64]).
+// Every pair is checked to agree before it is timed: GQA with the repeated call, the window on a
+// few rows against the reference over the keys the window leaves.
+import { scaledDotProductAttention } from '../../tests/js/reference.js';
+import { uniforms as random } from '../../web/shared/random.js';
+import { goal } from './goal.js';
+import { measureInTurns } from './timing.js';
+import { expectClose, queryRows } from './peers.js';
+
+export const MODERN_GOALS = { gqa: 0.85, window: 0.1, modifier: 1.15 };
+
+const tensor = (shape, seed) => ({ data: random(shape.reduce((a, b) => a * b), seed), shape });
+
+// [B, h, n, d] with each head repeated `times` times in a row (repeat_interleave on the heads).
+function repeatHeads({ data, shape: [b, h, n, d] }, times) {
+  const block = n * d, out = new Float32Array(b * h * times * block);
+  for (let m = 0; m < b * h * times; m++) {
+    const source = Math.floor(m / times);
+    out.set(data.subarray(source * block, (source + 1) * block), m * block);
+  }
+  return { data: out, shape: [b, h * times, n, d] };
+}
+
+// Rows of one head's output against the reference over keys [i - left, i] alone.
+function checkWindow(out, { q, k, v }, n, d, left) {
+  const head = (x) => x.data.subarray(0, n * d);
+  for (const i of [0, left, n >> 1, n - 1]) {
+    const first = Math.max(0, i - left);
+    const keys = (x) => ({ data: head(x).subarray(first * d, (i + 1) * d), shape: [1, i + 1 - first, d] });
+    const want = scaledDotProductAttention(queryRows(head(q), d, [i]), keys(k), keys(v)).output.data;
+    expectClose(`window row ${i}`, out.subarray(i * d, (i + 1) * d), want);
+  }
+}
+
+async function pair(name, a, b, samples) {
+  const [x, y] = await measureInTurns([{ fn: a }, { fn: b }], { samples, sampleMs: 50 });
+  return { name, ms: x.ms, baselineMs: y.ms, ratio: x.ms / y.ms };
+}
+
+/** Returns { results: [{ name, ms, baselineMs, ratio }], summary: string[] }. */
+export async function runModernSection({ simd, quick }) {
+  const results = [];
+
+  const gqaN = quick ? 512 : 2048;
+  {
+    const [H, Hkv, d] = [32, 8, 128];
+    const q = tensor([1, H, gqaN, d], 1), k = tensor([1, Hkv, gqaN, d], 2), v = tensor([1, Hkv, gqaN, d], 3);
+    const kFull = repeatHeads(k, H / Hkv), vFull = repeatHeads(v, H / Hkv);
+    const grouped = () => simd.scaledDotProductAttention(q, k, v, { causal: true }).output.data;
+    const repeated = () => simd.scaledDotProductAttention(q, kFull, vFull, { causal: true }).output.data;
+    expectClose('GQA vs repeated K/V', grouped(), repeated());
+    results.push(await pair(`GQA prefill H = ${H}, Hkv = ${Hkv}, d = ${d}, n = ${gqaN}, causal ÷ K/V repeated to ${H} heads`,
+      grouped, repeated, 3));
+  }
+
+  const [windowN, w] = quick ? [4096, 256] : [16384, 1024];
+  {
+    const [H, d] = [8, 64];
+    const t = { q: tensor([1, H, windowN, d], 4), k: tensor([1, H, windowN, d], 5), v: tensor([1, H, windowN, d], 6) };
+    const windowed = () => simd.scaledDotProductAttention(t.q, t.k, t.v, { causal: true, window: [w - 1, 0] }).output.data;
+    const dense = () => simd.scaledDotProductAttention(t.q, t.k, t.v, { causal: true }).output.data;
+    checkWindow(windowed(), t, windowN, d, w - 1);
+    results.push(await pair(`causal window w = ${w} at n = ${windowN}, H = ${H}, d = ${d} ÷ dense causal`, windowed, dense, quick ? 3 : 2));
+  }
+
+  const n = quick ? 512 : 2048;
+  {
+    const q = tensor([1, 1, n, 64], 7), k = tensor([1, 1, n, 64], 8), v = tensor([1, 1, n, 64], 9);
+    const plain = () => simd.scaledDotProductAttention(q, k, v).output.data;
+    for (const [label, options] of [['softcap 30', { softcap: 30 }], ['ALiBi', { alibiSlopes: [0.0625] }], ['a sink', { sinks: [0.5] }]]) {
+      const modified = () => simd.scaledDotProductAttention(q, k, v, options).output.data;
+      results.push(await pair(`${label} at n = ${n}, d = 64 ÷ the plain fused forward`, modified, plain, 7));
+    }
+  }
+
+  for (const r of results) {
+    console.log(`  ${r.name}: ${r.ms.toFixed(2)} ms ÷ ${r.baselineMs.toFixed(2)} ms = ${r.ratio.toFixed(2)}`);
+  }
+  const [gqa, windowed, ...modifiers] = results;
+  const summary = [
+    `modern: ${gqa.name}: ${goal(gqa.ratio, '≤', MODERN_GOALS.gqa)}`,
+    `modern: ${windowed.name}: ${goal(windowed.ratio, '≤', MODERN_GOALS.window)}`,
+    ...modifiers.map((r) => `modern: ${r.name}: ${goal(r.ratio, '≤', MODERN_GOALS.modifier)}`),
+    'modern: against onnxruntime-web\'s GroupQueryAttention: not measured yet',
+  ];
+  return { results, summary };
+}
