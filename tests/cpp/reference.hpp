@@ -117,6 +117,17 @@ inline attn::Matrix random_matrix(Index r, Index c, uint32_t seed, float lo = -1
   return m;
 }
 
+// Rows [from, from + t) of every matrix of x, as [x.batch, t, x.cols].
+inline attn::Tensor3 rows(const attn::Tensor3& x, Index from, Index t) {
+  attn::Tensor3 part(x.batch, t, x.cols);
+  for (Index b = 0; b < x.batch; ++b) {
+    for (Index r = 0; r < t; ++r) {
+      for (Index c = 0; c < x.cols; ++c) part.at(b, r, c) = x.at(b, from + r, c);
+    }
+  }
+  return part;
+}
+
 inline attn::Vector random_vector(Index n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   attn::Vector x(n);
   const auto values = uniform(static_cast<size_t>(n), seed, lo, hi);

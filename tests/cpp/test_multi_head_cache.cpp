@@ -21,19 +21,9 @@ using mha_support::load;
 using mha_support::make_config;
 using mha_support::Params;
 using mha_support::random_params;
+using ref::rows;
 
 namespace {
-
-// Rows [from, from + t) of every batch row of x.
-Tensor3 rows(const Tensor3& x, Index from, Index t) {
-  Tensor3 part(x.batch, t, x.cols);
-  for (Index b = 0; b < x.batch; ++b) {
-    for (Index r = 0; r < t; ++r) {
-      for (Index c = 0; c < x.cols; ++c) part.at(b, r, c) = x.at(b, from + r, c);
-    }
-  }
-  return part;
-}
 
 // Feeds query/key/value through a fresh cache in chunks of the given sizes; the outputs of
 // every chunk, put back together as [B, n, E].

@@ -11,75 +11,16 @@
 #include "attn/attention.hpp"
 #include "gradient_reference.hpp"
 #include "reference.hpp"
+#include "score_reference.hpp"
 
 using attn::AttentionOptions;
 using attn::Index;
 using attn::Tensor3;
+using ref::Reference;
+using ref::reference;
+using ref::Shape;
 
 namespace {
-
-struct Shape {
-  Index batch, heads, kv_heads, nq, nk, d, dv;
-};
-
-struct Reference {
-  ref::Batch output, weights;
-  std::vector<double> lse;
-};
-
-// Whether the boolean masks hide key j from query i of batch row b (valid_lens one per row).
-bool hidden(const attn::Mask& m, Index b, Index i, Index j) {
-  return (m.causal && j > i) || (m.window_left >= 0 && j < i - m.window_left) ||
-         (m.window_right >= 0 && j > i + m.window_right) ||
-         (!m.valid_lens.empty() && j >= m.valid_lens[static_cast<size_t>(b)]);
-}
-
-// softmax(modify(scale q k^T)) v in double, from float inputs; valid_lens one per batch row.
-Reference reference(const Shape& s, const std::vector<double>& q, const std::vector<double>& k,
-                    const std::vector<double>& v, const AttentionOptions& o) {
-  const Index group = s.heads / s.kv_heads;
-  const double scale = o.scale ? *o.scale : 1.0 / std::sqrt(static_cast<double>(s.d));
-  Reference r{ref::Batch(s.batch * s.heads, s.nq, s.dv), ref::Batch(s.batch * s.heads, s.nq, s.nk),
-              std::vector<double>(static_cast<size_t>(s.batch * s.heads * s.nq))};
-  std::vector<double> logits(static_cast<size_t>(s.nk));
-  for (Index b = 0; b < s.batch; ++b) {
-    for (Index h = 0; h < s.heads; ++h) {
-      const Index m = b * s.heads + h, kv = b * s.kv_heads + h / group;
-      for (Index i = 0; i < s.nq; ++i) {
-        double max = -ref::kInf;
-        for (Index j = 0; j < s.nk; ++j) {
-          double x = 0.0;
-          for (Index t = 0; t < s.d; ++t) {
-            x += q[static_cast<size_t>((m * s.nq + i) * s.d + t)] *
-                 k[static_cast<size_t>((kv * s.nk + j) * s.d + t)];
-          }
-          x *= scale;
-          if (o.softcap) x = *o.softcap * std::tanh(x / *o.softcap);
-          if (!o.alibi_slopes.empty()) {
-            x -= o.alibi_slopes[static_cast<size_t>(h)] * std::abs(static_cast<double>(i - j));
-          }
-          if (hidden(o.mask, b, i, j)) x = o.mask.fill;
-          logits[static_cast<size_t>(j)] = x;
-          max = std::max(max, x);
-        }
-        const bool sink = !o.sinks.empty();
-        const double sink_logit = sink ? o.sinks[static_cast<size_t>(h)] : 0.0;
-        if (sink) max = std::max(max, sink_logit);
-        double sum = sink ? std::exp(sink_logit - max) : 0.0;
-        for (double x : logits) sum += std::exp(x - max);
-        r.lse[static_cast<size_t>(m * s.nq + i)] = max + std::log(sum);
-        for (Index j = 0; j < s.nk; ++j) {
-          const double w = std::exp(logits[static_cast<size_t>(j)] - max) / sum;
-          r.weights(m, i, j) = w;
-          for (Index c = 0; c < s.dv; ++c) {
-            r.output(m, i, c) += w * v[static_cast<size_t>((kv * s.nk + j) * s.dv + c)];
-          }
-        }
-      }
-    }
-  }
-  return r;
-}
 
 std::vector<double> widen(const Tensor3& t) { return {t.data.begin(), t.data.end()}; }
 

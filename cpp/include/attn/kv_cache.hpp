@@ -12,6 +12,10 @@
 
 namespace attn {
 
+// How the cache stores keys and values: float32, or IEEE half (half the memory; widened to
+// float32 as attend() reads them, so its results are float32 attention over the rounded K and V).
+enum class KVCacheDtype { F32, F16 };
+
 struct KVCacheConfig {
   Index batch = 1;
   Index heads = 1;
@@ -29,6 +33,7 @@ struct KVCacheConfig {
   // positions before storing them, attend() the queries at theirs (positions and offset are
   // the cache's own; base, dim and interleaved are read from here).
   std::optional<RotaryOptions> rotary;
+  KVCacheDtype dtype = KVCacheDtype::F32;
 };
 
 // The score modifiers attend() takes (attn/attention.hpp has their formulas); ALiBi measures
@@ -57,6 +62,8 @@ class KVCache {
   Index capacity() const { return capacity_; }
   // The oldest position still held: 0 without a window.
   Index first_position() const { return first_; }
+  // The bytes its keys and values take now (capacity() positions in the dtype's panels).
+  double bytes() const { return storage_bytes(static_cast<double>(capacity_)); }
 
   // Appends t positions: k [batch, kv_heads, t, head_dim] and v [batch, kv_heads, t,
   // value_dim], row-major. Past capacity() the storage at least doubles; with a window, the
@@ -112,9 +119,24 @@ class KVCache {
 
   KVCacheConfig config_;
   Index length_ = 0, capacity_ = 0, first_ = 0;
-  // Per sequence (batch row b, head h at b * heads + h): keys as panels of 16 positions, each
-  // [head_dim][16]; values as panels of 16 columns, each [capacity][16].
-  std::vector<float> keys_, values_;
+  // Per sequence (batch row b, K/V head h at b * kv_heads + h): keys as panels of 16
+  // positions, each [head_dim][16]; values as panels of 16 columns, each [capacity][16]; in the
+  // dtype's panels (the other stay empty).
+  template <typename T>
+  struct Panels {
+    std::vector<T> keys, values;
+  };
+  Panels<float> floats_;
+  Panels<uint16_t> halves_;
+  // Calls body with the dtype's panels.
+  template <typename Body>
+  void with_panels(Body&& body) {
+    if (config_.dtype == KVCacheDtype::F16) {
+      body(halves_);
+    } else {
+      body(floats_);
+    }
+  }
 };
 
 }  // namespace attn

@@ -6,10 +6,12 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "checks.hpp"
 #include "kernels/fused_attention.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/half.hpp"
 #include "unfused_attention.hpp"
 
 namespace attn {
@@ -17,6 +19,10 @@ namespace attn {
 namespace {
 
 constexpr Index kPositionsPerPanel = detail::kPanel;
+
+// A key or value entry as the cache stores it: a float, or a float rounded to a half.
+void store(float& to, float x) { to = x; }
+void store(uint16_t& to, float x) { to = detail::float_to_half(x); }
 
 // Fails with std::length_error, naming `argument`, when `bytes` pass the cache's limit.
 void require_storage(const char* argument, double bytes, double capacity) {
@@ -75,8 +81,8 @@ double KVCache::storage_bytes(double capacity) const {
   const double key_floats = std::ceil(capacity / panel) * panel * config_.head_dim;
   const double value_floats =
       static_cast<double>(detail::round_up(config_.value_dim, detail::kPanel)) * capacity;
-  return static_cast<double>(config_.batch) * static_cast<double>(config_.heads) *
-         (key_floats + value_floats) * sizeof(float);
+  const double element = config_.dtype == KVCacheDtype::F16 ? sizeof(uint16_t) : sizeof(float);
+  return static_cast<double>(sequences()) * (key_floats + value_floats) * element;
 }
 
 // Moves to storage for `capacity` positions, keeping the first length_: all allocation happens
@@ -84,25 +90,26 @@ double KVCache::storage_bytes(double capacity) const {
 void KVCache::reserve(const char* argument, Index capacity) {
   require_storage(argument, storage_bytes(static_cast<double>(capacity)),
                   static_cast<double>(capacity));
-  const auto seq_keys = static_cast<size_t>(key_floats(capacity));
-  const auto seq_values = static_cast<size_t>(value_floats(capacity));
-  std::vector<float> keys(seq_keys * static_cast<size_t>(sequences()));
-  std::vector<float> values(seq_values * static_cast<size_t>(sequences()));
-  const Index value_panels = detail::round_up(config_.value_dim, detail::kPanel) / detail::kPanel;
-  const Index kept_key_floats = detail::round_up(held(), kPositionsPerPanel) * config_.head_dim;
-  for (Index s = 0; s < sequences(); ++s) {
-    // Key panels do not depend on the capacity; value panels are [capacity][16] each.
-    const float* old_keys = keys_.data() + s * key_floats(capacity_);
-    std::copy(old_keys, old_keys + kept_key_floats, keys.data() + s * key_floats(capacity));
-    for (Index p = 0; p < value_panels; ++p) {
-      const float* old_panel =
-          values_.data() + s * value_floats(capacity_) + p * detail::kPanel * capacity_;
-      std::copy(old_panel, old_panel + held() * detail::kPanel,
-                values.data() + s * value_floats(capacity) + p * detail::kPanel * capacity);
+  with_panels([&](auto& panels) {
+    using Entries = std::remove_reference_t<decltype(panels.keys)>;  // floats or halves
+    Entries keys(static_cast<size_t>(key_floats(capacity) * sequences()));
+    Entries values(static_cast<size_t>(value_floats(capacity) * sequences()));
+    const Index value_panels = detail::round_up(config_.value_dim, detail::kPanel) / detail::kPanel;
+    const Index kept_key_floats = detail::round_up(held(), kPositionsPerPanel) * config_.head_dim;
+    for (Index s = 0; s < sequences(); ++s) {
+      // Key panels do not depend on the capacity; value panels are [capacity][16] each.
+      const auto* old_keys = panels.keys.data() + s * key_floats(capacity_);
+      std::copy(old_keys, old_keys + kept_key_floats, keys.data() + s * key_floats(capacity));
+      for (Index p = 0; p < value_panels; ++p) {
+        const auto* old_panel =
+            panels.values.data() + s * value_floats(capacity_) + p * detail::kPanel * capacity_;
+        std::copy(old_panel, old_panel + held() * detail::kPanel,
+                  values.data() + s * value_floats(capacity) + p * detail::kPanel * capacity);
+      }
     }
-  }
-  keys_ = std::move(keys);
-  values_ = std::move(values);
+    panels.keys = std::move(keys);
+    panels.values = std::move(values);
+  });
   capacity_ = capacity;
 }
 
@@ -118,22 +125,24 @@ void KVCache::drop_unseen(Index t) {
   }
   const Index drop = held() - keep, d = config_.head_dim;
   const Index value_panels = detail::round_up(config_.value_dim, detail::kPanel) / detail::kPanel;
-  for (Index s = 0; s < sequences(); ++s) {
-    float* keys = keys_.data() + s * key_floats(capacity_);
-    float* values = values_.data() + s * value_floats(capacity_);
-    // Slot p's key entry c is lane p % 16 of row c of key panel p / 16.
-    const auto key = [&](Index slot, Index c) -> float& {
-      return keys[slot / kPositionsPerPanel * kPositionsPerPanel * d + c * kPositionsPerPanel +
-                  slot % kPositionsPerPanel];
-    };
-    for (Index slot = 0; slot < keep; ++slot) {
-      for (Index c = 0; c < d; ++c) key(slot, c) = key(slot + drop, c);
+  with_panels([&](auto& panels) {
+    for (Index s = 0; s < sequences(); ++s) {
+      auto* keys = panels.keys.data() + s * key_floats(capacity_);
+      auto* values = panels.values.data() + s * value_floats(capacity_);
+      // Slot p's key entry c is lane p % 16 of row c of key panel p / 16.
+      const auto key = [&](Index slot, Index c) -> auto& {
+        return keys[slot / kPositionsPerPanel * kPositionsPerPanel * d + c * kPositionsPerPanel +
+                    slot % kPositionsPerPanel];
+      };
+      for (Index slot = 0; slot < keep; ++slot) {
+        for (Index c = 0; c < d; ++c) key(slot, c) = key(slot + drop, c);
+      }
+      for (Index p = 0; p < value_panels; ++p) {
+        auto* panel = values + p * detail::kPanel * capacity_;
+        std::copy(panel + drop * detail::kPanel, panel + held() * detail::kPanel, panel);
+      }
     }
-    for (Index p = 0; p < value_panels; ++p) {
-      float* panel = values + p * detail::kPanel * capacity_;
-      std::copy(panel + drop * detail::kPanel, panel + held() * detail::kPanel, panel);
-    }
-  }
+  });
   first_ += drop;
 }
 
@@ -167,24 +176,27 @@ void KVCache::append(const float* k, const std::vector<Index>& k_shape, const fl
     k = rotated.data();
   }
   reserve_append(t);
-  for (Index s = 0; s < sequences(); ++s) {
-    float* keys = keys_.data() + s * key_floats(capacity_);
-    float* values = values_.data() + s * value_floats(capacity_);
-    for (Index r = 0; r < t; ++r) {
-      const Index position = held() + r;  // the slot
-      // Position p is lane p % 16 of key panel p / 16, whose row c holds the keys' entry c.
-      float* panel = keys + position / kPositionsPerPanel * kPositionsPerPanel * d +
-                     position % kPositionsPerPanel;
-      const float* key = k + (s * t + r) * d;
-      for (Index c = 0; c < d; ++c) panel[c * kPositionsPerPanel] = key[c];
-      // Value column c is lane c % 16 of row `position` of value panel c / 16.
-      const float* value = v + (s * t + r) * dv;
-      for (Index c = 0; c < dv; ++c) {
-        values[c / detail::kPanel * detail::kPanel * capacity_ + position * detail::kPanel +
-               c % detail::kPanel] = value[c];
+  with_panels([&](auto& panels) {
+    for (Index s = 0; s < sequences(); ++s) {
+      auto* keys = panels.keys.data() + s * key_floats(capacity_);
+      auto* values = panels.values.data() + s * value_floats(capacity_);
+      for (Index r = 0; r < t; ++r) {
+        const Index position = held() + r;  // the slot
+        // Position p is lane p % 16 of key panel p / 16, whose row c holds the keys' entry c.
+        auto* panel = keys + position / kPositionsPerPanel * kPositionsPerPanel * d +
+                      position % kPositionsPerPanel;
+        const float* key = k + (s * t + r) * d;
+        for (Index c = 0; c < d; ++c) store(panel[c * kPositionsPerPanel], key[c]);
+        // Value column c is lane c % 16 of row `position` of value panel c / 16.
+        const float* value = v + (s * t + r) * dv;
+        for (Index c = 0; c < dv; ++c) {
+          store(values[c / detail::kPanel * detail::kPanel * capacity_ + position * detail::kPanel +
+                       c % detail::kPanel],
+                value[c]);
+        }
       }
     }
-  }
+  });
   length_ += t;
 }
 
@@ -239,9 +251,14 @@ void KVCache::attend(const float* q, const std::vector<Index>& q_shape, float* o
   mask.fill = -std::numeric_limits<float>::infinity();
   mask.causal = nq > 1 || window > 0;
   mask.window_left = window > 0 ? window - 1 : -1;
-  detail::attention_fused_packed(scaled.data(), {keys_.data(), values_.data(), capacity_},
-                                 key_floats(capacity_), value_floats(capacity_), matrices, nq,
-                                 held(), d, dv, mask, heads, out, extras, length_ - nq - first_);
+  const bool half = config_.dtype == KVCacheDtype::F16;
+  const detail::PackedKeysValues panels =
+      half ? detail::PackedKeysValues{nullptr, nullptr, capacity_, halves_.keys.data(),
+                                      halves_.values.data()}
+           : detail::PackedKeysValues{floats_.keys.data(), floats_.values.data(), capacity_};
+  detail::attention_fused_packed(scaled.data(), panels, key_floats(capacity_),
+                                 value_floats(capacity_), matrices, nq, held(), d, dv, mask, heads,
+                                 out, extras, length_ - nq - first_);
 }
 
 void KVCache::truncate(Index n) {

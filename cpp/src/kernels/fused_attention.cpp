@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gemm.hpp"
+#include "half.hpp"
 #include "kernel_table.hpp"
 #include "parallel/split.hpp"
 #include "row_kernels.hpp"
@@ -317,14 +318,21 @@ void attention_fused_packed(const float* q, const PackedKeysValues& first, Index
                             const Mask& mask, Index batch_heads, float* out,
                             const FusedExtras& extras, Index query_offset) {
   assert(count >= 0 && nq >= 0 && nk >= 0 && d >= 0 && dv >= 0 && first.stride >= nk);
-  assert((count * nq * dv == 0 || out) && (nk == 0 || (first.keys && first.values)));
+  assert((count * nq * dv == 0 || out) &&
+         (nk == 0 || (first.keys && first.values) || (first.half_keys && first.half_values)));
   const Index kv_heads = extras.kv_heads > 0 ? extras.kv_heads : batch_heads;
   const Index group = batch_heads / kv_heads, kv_count = count / group, rows = group * nq;
   const float* sinks = extras.modifiers.sinks;
-  const auto context = [&](Index k) {
-    return MaskContext{
-        mask,         k * group,         count / batch_heads, batch_heads, &extras.modifiers,
-        query_offset, group > 1 ? nq : 0};
+  assert(mask.valid_lens.empty() && !mask.bool_mask && !mask.additive && !mask.key_padding);
+  // K/V matrix k's context, for keys numbered from key_begin.
+  const auto context = [&](Index k, Index key_begin) {
+    return MaskContext{mask,
+                       k * group,
+                       count / batch_heads,
+                       batch_heads,
+                       &extras.modifiers,
+                       query_offset - key_begin,
+                       group > 1 ? nq : 0};
   };
   std::fill(out, out + count * nq * dv, 0.0f);
   if (nk == 0 || nq == 0) {  // no keys: the empty sum
@@ -339,28 +347,48 @@ void attention_fused_packed(const float* q, const PackedKeysValues& first, Index
   std::vector<ChunkState> states(static_cast<size_t>(kv_count * chunks * rows));
   std::vector<float> partials(static_cast<size_t>(kv_count * chunks * rows * dv), 0.0f);
   ThreadPool& pool = thread_pool();
-  std::vector<FusedScratch> scratch(
-      static_cast<size_t>(std::min<Index>(pool.threads(), kv_count * chunks)),
-      FusedScratch(nk, /*weights=*/false));
+  const Index slots = std::min<Index>(pool.threads(), kv_count * chunks);
+  std::vector<FusedScratch> scratch(static_cast<size_t>(slots),
+                                    FusedScratch(kChunkKeys, /*weights=*/false));
+  // Halves widen into a chunk's worth of float panels per thread.
+  const bool half = first.half_keys != nullptr;
+  const Index value_panels = round_up(dv, kPanel) / kPanel;
+  const Index chunk_key_floats = kChunkKeys * d;
+  const Index chunk_value_floats = value_panels * kPanel * kChunkKeys;
+  std::vector<float> widened(
+      half ? static_cast<size_t>(slots * (chunk_key_floats + chunk_value_floats)) : 0);
   const Dropout no_dropout(0.0f, 0);  // a decode step attends without dropout
   pool.run(kv_count * chunks, [&](Index task, int slot) {
     const Index k = task / chunks, key_begin = task % chunks * kChunkKeys;
-    const PackedKeysValues kv{first.keys + k * key_step, first.values + k * value_step,
-                              first.stride};
-    const MaskContext mask_context = context(k);
-    FusedForward forward(q + k * rows * d, kv, rows, nk, d, dv, mask_context, no_dropout,
+    const Index len = std::min(kChunkKeys, nk - key_begin);
+    // The chunk's panels: key key_begin's panel, and row key_begin of each value panel.
+    PackedKeysValues kv{first.keys + k * key_step + key_begin * d,
+                        first.values + k * value_step + key_begin * kPanel, first.stride};
+    if (half) {
+      float* keys = widened.data() + slot * (chunk_key_floats + chunk_value_floats);
+      float* values = keys + chunk_key_floats;
+      f32_from_halves(first.half_keys + k * key_step + key_begin * d, round_up(len, kPanel) * d,
+                      keys);
+      for (Index p = 0; p < value_panels; ++p) {
+        f32_from_halves(
+            first.half_values + k * value_step + p * kPanel * first.stride + key_begin * kPanel,
+            len * kPanel, values + p * kPanel * len);
+      }
+      kv = {keys, values, len};
+    }
+    const MaskContext mask_context = context(k, key_begin);
+    FusedForward forward(q + k * rows * d, kv, rows, len, d, dv, mask_context, no_dropout,
                          HiddenBlocks::Skip, scratch[static_cast<size_t>(slot)]);
     ChunkState* state = states.data() + task * rows;
     for (Index start = 0; start < rows; start += kBlockQueries) {
-      forward.pool_keys(start, key_begin, std::min(nk, key_begin + kChunkKeys),
-                        partials.data() + task * rows * dv, nullptr);
+      forward.pool_keys(start, 0, len, partials.data() + task * rows * dv, nullptr);
       for (Index i = start; i < std::min(rows, start + kBlockQueries); ++i) {
         state[i] = {forward.row_max(i), forward.row_sum(i)};
       }
     }
   });
   run_split(kv_count, kv_count * chunks * rows * dv, [&](Index k, int) {
-    const MaskContext mask_context = context(k);
+    const MaskContext mask_context = context(k, 0);
     for (Index i = 0; i < rows; ++i) {
       const Index row = k * chunks * rows + i;
       const float lse = merge_chunks(states.data() + row, partials.data() + row * dv, chunks, rows,

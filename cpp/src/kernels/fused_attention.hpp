@@ -34,6 +34,10 @@ struct PackedKeysValues {
   const float* keys;
   const float* values;
   Index stride;
+  // When non-null, K and V are held as IEEE halves in panels of the same layout (and keys and
+  // values are unused): attention_fused_packed widens each chunk to floats as it reads it.
+  const uint16_t* half_keys = nullptr;
+  const uint16_t* half_values = nullptr;
 };
 
 // Score matrices m = 0 .. count - 1 on K and V packed beforehand (a KV cache keeps them so),
@@ -43,7 +47,8 @@ struct PackedKeysValues {
 // past 1024 keys a matrix's keys go in chunks of 1024 whose partial softmaxes are merged in
 // order, which differs from one pass over the keys by rounding only (and not with the thread
 // count), so that a few long sequences still occupy many threads.
-// With extras.kv_heads, K/V matrix k (at k * key_step) serves the query matrices
+// The mask may only hide keys by position (causal, the window): each chunk is worked on in its
+// own key numbering. With extras.kv_heads, K/V matrix k (at k * key_step) serves the query matrices
 // k * g .. k * g + g - 1 (g = batch_heads / kv_heads), whose rows are stacked into one
 // [g * nq, d] matrix (they are consecutive in q and out): each block of cached keys is read
 // once for every head of its group. Query i sits at key position i + query_offset (causality,

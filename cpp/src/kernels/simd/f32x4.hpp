@@ -67,6 +67,19 @@ inline float lane(F32x4 a, int i) {
   wasm_v128_store(out, a.v);
   return out[i];
 }
+// Four IEEE halves widened exactly (half_to_float's bits, without a branch): the magnitude's
+// bits moved into a float's place and scaled by 2^112 rebias normals and subnormals alike;
+// infinities and NaNs get the float's all-ones exponent instead.
+inline F32x4 load_half(const uint16_t* p) {
+  const v128_t h = wasm_u32x4_load16x4(p);
+  const v128_t magnitude = wasm_v128_and(h, wasm_i32x4_splat(0x7fff));
+  const v128_t sign = wasm_i32x4_shl(wasm_v128_xor(h, magnitude), 16);
+  const v128_t bits = wasm_i32x4_shl(magnitude, 13);
+  const v128_t scaled = wasm_f32x4_mul(bits, wasm_f32x4_splat(0x1p112f));
+  const v128_t special = wasm_i32x4_gt(magnitude, wasm_i32x4_splat(0x7bff));
+  const v128_t inf_nan = wasm_v128_or(bits, wasm_i32x4_splat(0x7f800000));
+  return {wasm_v128_or(wasm_v128_bitselect(inf_nan, scaled, special), sign)};
+}
 
 #elif defined(ATTN_SIMD_SSE)
 
@@ -118,6 +131,19 @@ inline float lane(F32x4 a, int i) {
   _mm_store_ps(out, a.v);
   return out[i];
 }
+// Four IEEE halves widened exactly, as the wasm twin does (SSE2 has no half conversion).
+inline F32x4 load_half(const uint16_t* p) {
+  const __m128i h =
+      _mm_unpacklo_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)), _mm_setzero_si128());
+  const __m128i magnitude = _mm_and_si128(h, _mm_set1_epi32(0x7fff));
+  const __m128i sign = _mm_slli_epi32(_mm_xor_si128(h, magnitude), 16);
+  const __m128i bits = _mm_slli_epi32(magnitude, 13);
+  const __m128 scaled = _mm_mul_ps(_mm_castsi128_ps(bits), _mm_set1_ps(0x1p112f));
+  const __m128 special = _mm_castsi128_ps(_mm_cmpgt_epi32(magnitude, _mm_set1_epi32(0x7bff)));
+  const __m128 inf_nan = _mm_castsi128_ps(_mm_or_si128(bits, _mm_set1_epi32(0x7f800000)));
+  const __m128 value = _mm_or_ps(_mm_and_ps(special, inf_nan), _mm_andnot_ps(special, scaled));
+  return {_mm_or_ps(value, _mm_castsi128_ps(sign))};
+}
 
 #else
 
@@ -159,6 +185,24 @@ inline F32x4 max(F32x4 a, F32x4 b) {
   return lanewise(a, b, [](float x, float y) { return x < y ? y : x; });
 }
 inline float lane(F32x4 a, int i) { return a.v[i]; }
+inline F32x4 load_half(const uint16_t* p) {
+  F32x4 r;
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t magnitude = p[i] & 0x7fffu, sign = static_cast<uint32_t>(p[i] & 0x8000u) << 16;
+    uint32_t bits = magnitude << 13;
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    value *= 0x1p112f;
+    if (magnitude > 0x7bffu) {
+      bits |= 0x7f800000u;
+      std::memcpy(&value, &bits, sizeof value);
+    }
+    std::memcpy(&bits, &value, sizeof bits);
+    bits |= sign;
+    std::memcpy(&r.v[i], &bits, sizeof bits);
+  }
+  return r;
+}
 // The scalar twin takes exp from the C library.
 inline F32x4 exp_nonpositive(F32x4 x) {
   return {{std::exp(x.v[0]), std::exp(x.v[1]), std::exp(x.v[2]), std::exp(x.v[3])}};
