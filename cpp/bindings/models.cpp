@@ -34,35 +34,69 @@ using namespace binding;
 // in the wasm heap between calls: only the new positions and the queries cross.
 class KVCacheHandle {
  public:
-  Status init(int batch, int heads, int head_dim, int value_dim, int capacity) {
+  // kv_heads 0 means heads, window 0 none; without has_rotary, base, dim and interleaved are not
+  // read (rotary dim 0 means all of head_dim).
+  // half: keys and values stored as IEEE halves (KVCacheDtype::F16).
+  Status init(int batch, int heads, int head_dim, int value_dim, int capacity, int kv_heads,
+              int window, bool has_rotary, float rotary_base, int rotary_dim,
+              bool rotary_interleaved, bool half) {
     return guarded([&] {
-      cache_.emplace(attn::KVCacheConfig{batch, heads, head_dim, value_dim, capacity});
+      attn::KVCacheConfig config;
+      config.batch = batch;
+      config.heads = heads;
+      config.head_dim = head_dim;
+      config.value_dim = value_dim;
+      config.capacity = capacity;
+      config.kv_heads = kv_heads;
+      config.window = window;
+      config.dtype = half ? attn::KVCacheDtype::F16 : attn::KVCacheDtype::F32;
+      if (has_rotary) {
+        attn::RotaryOptions rotary;
+        rotary.base = rotary_base;
+        rotary.dim = rotary_dim;
+        rotary.interleaved = rotary_interleaved;
+        config.rotary = rotary;
+      }
+      cache_.emplace(config);
     });
   }
 
   int length() const { return static_cast<int>(cache_->length()); }
+  int firstPosition() const { return static_cast<int>(cache_->first_position()); }
+  double bytes() const { return cache_->bytes(); }
 
   // Grows for t more positions before JS copies them into the heap (see reserve_append).
   Status reserve(int t) {
     return guarded([&] { cache_->reserve_append(t); });
   }
 
-  // k [batch, heads, t, head_dim], v [batch, heads, t, value_dim] at the given addresses.
+  // k [batch, kv_heads, t, head_dim], v [batch, kv_heads, t, value_dim] at the given addresses.
   Status append(uintptr_t k, uintptr_t v, int t) {
     return guarded([&] {
       const auto& c = cache_->config();
-      cache_->append(reinterpret_cast<const float*>(k), {c.batch, c.heads, t, c.head_dim},
-                     reinterpret_cast<const float*>(v), {c.batch, c.heads, t, c.value_dim});
+      cache_->append(reinterpret_cast<const float*>(k), {c.batch, c.kv_heads, t, c.head_dim},
+                     reinterpret_cast<const float*>(v), {c.batch, c.kv_heads, t, c.value_dim});
     });
   }
 
-  // q [batch, heads, nq, head_dim] -> out [batch, heads, nq, value_dim].
-  Status attend(uintptr_t q, int nq, bool has_scale, float scale, uintptr_t out) const {
+  // q [batch, heads, nq, head_dim] -> out [batch, heads, nq, value_dim]; the modifiers as
+  // AttentionArg carries them (softcap 0: none; alibi_slopes and sinks: `heads` floats, or 0),
+  // lse [batch, heads, nq] or 0.
+  Status attend(uintptr_t q, int nq, bool has_scale, float scale, float softcap,
+                uintptr_t alibi_slopes, uintptr_t sinks, uintptr_t out, uintptr_t lse) const {
     return guarded([&] {
       const auto& c = cache_->config();
+      attn::KVCacheAttendOptions options;
+      if (has_scale) options.scale = scale;
+      if (softcap != 0.0f) options.softcap = softcap;
+      const auto per_head = [&](uintptr_t address) {
+        const auto* first = reinterpret_cast<const float*>(address);
+        return address ? std::vector<float>(first, first + c.heads) : std::vector<float>();
+      };
+      options.alibi_slopes = per_head(alibi_slopes);
+      options.sinks = per_head(sinks);
       cache_->attend(reinterpret_cast<const float*>(q), {c.batch, c.heads, nq, c.head_dim},
-                     reinterpret_cast<float*>(out),
-                     has_scale ? std::optional<float>(scale) : std::nullopt);
+                     reinterpret_cast<float*>(out), options, reinterpret_cast<float*>(lse));
     });
   }
 
@@ -329,6 +363,8 @@ EMSCRIPTEN_BINDINGS(models) {
       .constructor<>()
       .function("init", &KVCacheHandle::init)
       .function("length", &KVCacheHandle::length)
+      .function("firstPosition", &KVCacheHandle::firstPosition)
+      .function("bytes", &KVCacheHandle::bytes)
       .function("reserve", &KVCacheHandle::reserve)
       .function("append", &KVCacheHandle::append)
       .function("attend", &KVCacheHandle::attend)

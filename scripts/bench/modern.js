@@ -3,7 +3,10 @@
 //   - GQA prefill (H = 32, Hkv = 8, d = 128, causal) against the same call on K and V repeated to
 //     32 heads, the way a caller without GQA must pass them;
 //   - a causal sliding window against dense causal attention at the same n (H = 8, d = 64);
-//   - softcap, ALiBi and sinks each against the plain fused forward ([1, 1, n, 64]).
+//   - softcap, ALiBi and sinks each against the plain fused forward ([1, 1, n, 64]);
+//   - decoding one token from a KVCache of grouped heads (H = 32, Hkv = 8, d = 128) against
+//     copying its K and V once (the memory traffic a decode cannot avoid), and the same cache
+//     stored as halves (dtype 'f16') and with rotary positions against the float32 one.
 // Every pair is checked to agree before it is timed: GQA with the repeated call, the window on a
 // few rows against the reference over the keys the window leaves.
 import { scaledDotProductAttention } from '../../tests/js/reference.js';
@@ -12,7 +15,7 @@ import { goal } from './goal.js';
 import { measureInTurns } from './timing.js';
 import { expectClose, queryRows } from './peers.js';
 
-export const MODERN_GOALS = { gqa: 0.85, window: 0.1, modifier: 1.15 };
+export const MODERN_GOALS = { gqa: 0.85, window: 0.1, modifier: 1.15, decodePerCopy: 2, f16: 0.65, rotary: 1.1 };
 
 const tensor = (shape, seed) => ({ data: random(shape.reduce((a, b) => a * b), seed), shape });
 
@@ -78,14 +81,50 @@ export async function runModernSection({ simd, quick }) {
     }
   }
 
+  const decodeN = quick ? 2048 : 16384;
+  {
+    const [H, Hkv, d] = [32, 8, 128];
+    const chunk = 1024;
+    const k = random(Hkv * decodeN * d, 10), v = random(Hkv * decodeN * d, 11), q = tensor([1, H, 1, d], 12);
+    // [1, Hkv, decodeN, d] appended a chunk of positions at a time.
+    const slice = (x, p) => {
+      const data = new Float32Array(Hkv * chunk * d);
+      for (let h = 0; h < Hkv; h++) data.set(x.subarray((h * decodeN + p) * d, (h * decodeN + p + chunk) * d), h * chunk * d);
+      return { data, shape: [1, Hkv, chunk, d] };
+    };
+    const cache = (options) => {
+      const c = new simd.KVCache({ batch: 1, heads: H, kvHeads: Hkv, headDim: d, capacity: decodeN, ...options });
+      for (let p = 0; p < decodeN; p += chunk) c.append(slice(k, p), slice(v, p));
+      return c;
+    };
+    const caches = { f32: cache({}), f16: cache({ dtype: 'f16' }), rotary: cache({ rotary: {} }) };
+    try {
+      const copyK = new Float32Array(k.length), copyV = new Float32Array(v.length);
+      const entries = [
+        () => { copyK.set(k); copyV.set(v); },
+        ...Object.values(caches).map((c) => () => c.attend(q).output.data),
+      ];
+      const [copy, f32, f16, rotary] = await measureInTurns(entries.map((fn) => ({ fn })), { samples: 7, sampleMs: 50 });
+      const at = `H = ${H}, Hkv = ${Hkv}, d = ${d}, n = ${decodeN}`;
+      results.push({ name: `decode one token, ${at}, float32 cache ÷ one copy of its K and V`, ms: f32.ms, baselineMs: copy.ms, ratio: f32.ms / copy.ms });
+      results.push({ name: `decode one token, ${at}, f16 cache ÷ float32 cache`, ms: f16.ms, baselineMs: f32.ms, ratio: f16.ms / f32.ms });
+      results.push({ name: `decode one token, ${at}, rotary cache ÷ float32 cache`, ms: rotary.ms, baselineMs: f32.ms, ratio: rotary.ms / f32.ms });
+    } finally {
+      for (const c of Object.values(caches)) c.dispose();
+    }
+  }
+
   for (const r of results) {
     console.log(`  ${r.name}: ${r.ms.toFixed(2)} ms ÷ ${r.baselineMs.toFixed(2)} ms = ${r.ratio.toFixed(2)}`);
   }
-  const [gqa, windowed, ...modifiers] = results;
+  const [gqa, windowed, softcap, alibi, sink, perCopy, f16, rotary] = results;
   const summary = [
     `modern: ${gqa.name}: ${goal(gqa.ratio, '≤', MODERN_GOALS.gqa)}`,
     `modern: ${windowed.name}: ${goal(windowed.ratio, '≤', MODERN_GOALS.window)}`,
-    ...modifiers.map((r) => `modern: ${r.name}: ${goal(r.ratio, '≤', MODERN_GOALS.modifier)}`),
+    ...[softcap, alibi, sink].map((r) => `modern: ${r.name}: ${goal(r.ratio, '≤', MODERN_GOALS.modifier)}`),
+    `modern: ${perCopy.name}: ${goal(perCopy.ratio, '≤', MODERN_GOALS.decodePerCopy)}`,
+    `modern: ${f16.name}: ${goal(f16.ratio, '≤', MODERN_GOALS.f16)}`,
+    `modern: ${rotary.name}: ${goal(rotary.ratio, '≤', MODERN_GOALS.rotary)}`,
     'modern: against onnxruntime-web\'s GroupQueryAttention: not measured yet',
   ];
   return { results, summary };

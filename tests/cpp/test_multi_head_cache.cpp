@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "attn/kv_cache.hpp"
@@ -131,8 +133,16 @@ TEST_CASE("Cached forward errors name the argument and leave the cache as it was
   // A cache of another layer: other heads, other widths.
   KVCache other_heads = MultiHeadAttention(make_config(8, 4)).create_cache(2);
   CHECK_THROWS_WITH(m.forward(next, next, next, other_heads),
-                    Contains("cache: expected a cache of 2 heads, head_dim = value_dim = 4 (from "
-                             "create_cache), got heads 4, head_dim 2, value_dim 2"));
+                    Contains("cache: expected a cache of 2 heads, head_dim = value_dim = 4, "
+                             "without kv_heads, window or rotary (from create_cache), got heads 4, "
+                             "head_dim 2, value_dim 2"));
+  // A cache that would compute another attention than the layer's (PyTorch's).
+  for (const auto& [field, value] : {std::pair{"kv_heads", Index{1}}, {"window", Index{3}}}) {
+    attn::KVCacheConfig config = attn::plain_cache_config(2, 2, 4, 4, 0);
+    (std::string(field) == "window" ? config.window : config.kv_heads) = value;
+    KVCache modern(config);
+    CHECK_THROWS_WITH(m.forward(next, next, next, modern), Contains(field));
+  }
   KVCache other_values({2, 2, 4, 3, 0});
   CHECK_THROWS_WITH(m.forward(next, next, next, other_values), Contains("value_dim 3"));
   CHECK_THROWS_AS(m.forward(next, next, next, other_values), std::invalid_argument);

@@ -66,7 +66,7 @@ for (const attn of backends) {
       const rng = mulberry32(7000);
       const config = { batch: 2, heads: 3, headDim: 20, valueDim: 12, capacity: 5 };
       const cache = new attn.KVCache(config);
-      assert.deepEqual({ ...cache.config }, { batch: 2, heads: 3, headDim: 20, valueDim: 12 });
+      assert.deepEqual({ ...cache.config }, { batch: 2, heads: 3, headDim: 20, valueDim: 12, kvHeads: 3, window: 0, rotary: null, dtype: 'f32' });
       const history = new History(config);
       assert.equal(cache.length, 0);
       // Single tokens, then chunks crossing the 16-position panels, the capacity of 5 and the
@@ -242,14 +242,20 @@ for (const attn of backends) {
       const mha = new attn.MultiHeadAttention({ embedDim: 8, numHeads: 2 });
       const cache = mha.createCache({ batch: 2, capacity: 4 });
       assert.ok(cache instanceof attn.KVCache);
-      assert.deepEqual({ ...cache.config }, { batch: 2, heads: 2, headDim: 4, valueDim: 4 });
+      assert.deepEqual({ ...cache.config }, { batch: 2, heads: 2, headDim: 4, valueDim: 4, kvHeads: 2, window: 0, rotary: null, dtype: 'f32' });
       const x = randomTensor(rng, [2, 3, 8]);
       mha.forward(x, x, x, { cache });
       const next = randomTensor(rng, [2, 1, 8]);
 
       const other = new attn.MultiHeadAttention({ embedDim: 8, numHeads: 4 }).createCache({ batch: 2 });
       assert.throws(() => mha.forward(next, next, next, { cache: other }),
-        { name: 'RangeError', message: 'cache: expected a cache of 2 heads, head_dim = value_dim = 4 (from create_cache), got heads 4, head_dim 2, value_dim 2' });
+        { name: 'RangeError', message: 'cache: expected a cache of 2 heads, head_dim = value_dim = 4, without kv_heads, window or rotary (from create_cache), got heads 4, head_dim 2, value_dim 2, kv_heads 4, window 0' });
+      // A cache that would compute another attention than the layer's (PyTorch's) is refused.
+      for (const config of [{ kvHeads: 1 }, { window: 3 }, { rotary: {} }]) {
+        const modern = new attn.KVCache({ batch: 2, heads: 2, headDim: 4, ...config });
+        assert.throws(() => mha.forward(next, next, next, { cache: modern }), { name: 'RangeError', message: /^cache: expected a cache of 2 heads/ });
+        modern.dispose();
+      }
       const wrongBatch = randomTensor(rng, [3, 1, 8]);
       assert.throws(() => mha.forward(wrongBatch, wrongBatch, wrongBatch, { cache }), { name: 'RangeError', message: 'query: expected shape [2, *, 8], got [3, 1, 8]' });
       assert.throws(() => mha.forward(next, x, x, { cache }), { name: 'RangeError', message: 'key: expected shape [2, 1, 8], got [2, 3, 8]' });

@@ -192,8 +192,23 @@ export interface MultiHeadForwardOptions extends MaskOptions {
   fill?: number | null;
 }
 
+/**
+ * Rotary position embeddings applied by a KVCache (see RotaryOptions for the formulas): append()
+ * rotates the keys at their true positions length, length + 1, ... before storing them, and
+ * attend() rotates the queries at theirs, so that q and k go in unrotated.
+ */
+export interface KVCacheRotary {
+  /** Default 10000; finite and > 0 (Llama 3's rope_theta is 500000). */
+  base?: number;
+  /** The features that rotate, the first `dim` of each row: even, in [2, headDim]. Default headDim. */
+  dim?: number;
+  /** false (default): pairs (k, k + dim/2), Hugging Face Llama; true: adjacent pairs (2k, 2k + 1), GPT-J. */
+  interleaved?: boolean;
+}
+
 export interface KVCacheConfig {
   batch: number;
+  /** Query heads: the heads of the q that attend() takes. */
   heads: number;
   /** Width of the keys (and of the queries attend() takes). */
   headDim: number;
@@ -201,27 +216,106 @@ export interface KVCacheConfig {
   valueDim?: number;
   /** Positions reserved up front; default 0. append() grows past it geometrically. */
   capacity?: number;
+  /**
+   * K/V heads held (grouped-query attention; 1 is multi-query): a divisor of heads, default
+   * heads. Query head h reads K/V head ⌊h / (heads / kvHeads)⌋; the cache stores heads / kvHeads
+   * times less than one K/V head per query head would.
+   */
+  kvHeads?: number;
+  /**
+   * A sliding window (Mistral's): each query sees the last `window` positions up to its own,
+   * itself included (scaledDotProductAttention's window: [window − 1, 0]). The cache then drops
+   * the positions no later query can see, so its memory stays O(window) however long the
+   * generation; `length` still counts every position appended. An integer ≥ 0; 0 (default): no
+   * window.
+   */
+  window?: number;
+  /** Rotary positions applied by the cache; undefined or null (default): none. */
+  rotary?: KVCacheRotary | null;
+  /**
+   * How keys and values are stored: 'f32' (default), or 'f16', IEEE half precision (rounded to
+   * nearest, ties to even): half the memory, widened to float32 as attend() reads them, so the
+   * result is float32 attention over the half-rounded keys and values.
+   */
+  dtype?: 'f32' | 'f16';
+}
+
+/** A KVCache's configuration, every default resolved. */
+export interface KVCacheSettings {
+  readonly batch: number;
+  readonly heads: number;
+  readonly headDim: number;
+  readonly valueDim: number;
+  readonly kvHeads: number;
+  /** 0: no window. */
+  readonly window: number;
+  /** null: no rotary positions. Usable as applyRotary's options. */
+  readonly rotary: Readonly<Required<KVCacheRotary>> | null;
+  readonly dtype: 'f32' | 'f16';
+}
+
+/**
+ * attend()'s options: the scale and the score modifiers of scaledDotProductAttention (same
+ * formulas, same order), except the window, which is the cache's configuration.
+ */
+export interface KVCacheAttendOptions {
+  /** Default 1 / sqrt(headDim). */
+  scale?: number;
+  /** Logit softcapping (Gemma 2): s ← c · tanh(s / c), c a finite number > 0. */
+  softcap?: number | null;
+  /**
+   * ALiBi: s ← s − slopeₕ · |i − j|, one slope per query head, i and j the true positions of
+   * the query and the key (length − nq + i for query i of nq), also after the window has
+   * dropped older positions.
+   */
+  alibiSlopes?: PerHead | null;
+  /** Attention sinks (gpt-oss): one more logit per query head in each row's softmax denominator. */
+  sinks?: PerHead | null;
+  /** Also return `lse` [batch, heads, nq]. Default false. */
+  returnLse?: boolean;
 }
 
 /**
  * Keys and values of the positions seen so far, resident in the wasm heap for incremental
  * (autoregressive) decoding: append() copies in only the new positions, attend() only the
- * queries. Wrong shapes throw a RangeError naming the argument; so does a cache whose storage
- * would pass the 4 GiB heap, and the cache is then left as it was.
+ * queries. Query i of nq sits at position length − nq + i and computes
+ * softmax over j of (s_ij), s_ij = scale · q_i·k_j modified as KVCacheAttendOptions says, for the
+ * positions j ≤ its own (within the window, if any), then pools the values: the rows of
+ * scaledDotProductAttention over the whole sequence with causal: true. Wrong shapes throw a
+ * RangeError naming the argument; so does a cache whose storage would pass the 4 GiB heap, and
+ * the cache is then left as it was.
  */
 export interface KVCache {
-  readonly config: Readonly<Required<Omit<KVCacheConfig, 'capacity'>>>;
-  /** Positions held. */
+  readonly config: KVCacheSettings;
+  /** Positions appended so far (with a window, more than the cache still holds). */
   readonly length: number;
-  /** k [batch, heads, t, headDim], v [batch, heads, t, valueDim]: t new positions. */
+  /**
+   * The oldest position still held: 0 without a window; with one it moves up as the cache drops
+   * the positions no later query sees (it keeps at least the last window − 1 before an append).
+   */
+  readonly firstPosition: number;
+  /** The bytes its keys and values take in the wasm heap now (its capacity's worth; half for 'f16'). */
+  readonly byteLength: number;
+  /**
+   * k [batch, kvHeads, t, headDim], v [batch, kvHeads, t, valueDim]: t new positions (with
+   * rotary, the keys unrotated: the cache rotates them at positions length .. length + t − 1).
+   */
   append(k: Tensor, v: Tensor): this;
   /**
-   * q [batch, heads, nq, headDim] -> output [batch, heads, nq, valueDim]. Query i of nq sees
-   * the first length - nq + i + 1 positions: causal against the newest nq (nq <= length).
-   * scale defaults to 1 / sqrt(headDim).
+   * q [batch, heads, nq, headDim] -> output [batch, heads, nq, valueDim] (and lse [batch,
+   * heads, nq] with returnLse). Query i of nq sees positions up to length − nq + i: causal
+   * against the newest nq (nq <= length); with a window, the first query's window must still
+   * be held (length − nq − window + 1 ≥ firstPosition, or ≤ 0), else a RangeError naming q.
    */
-  attend(q: Tensor, options?: { scale?: number }): AttentionResult;
-  /** Keeps the first n positions (0 <= n <= length). */
+  attend(q: Tensor, options: KVCacheAttendOptions & { returnLse: true }): AttentionResult & { lse: Tensor };
+  attend(q: Tensor, options?: KVCacheAttendOptions): AttentionResult;
+  /**
+   * Keeps the first n positions (firstPosition <= n <= length), e.g. dropping rejected draft
+   * tokens. With a window the positions before firstPosition are gone, so n cannot go below it,
+   * and a query at position p needs p − window + 1 ≥ firstPosition: rolling back to the length
+   * before the last append loses nothing later queries need; truncating further back leaves the
+   * queries whose window reaches before firstPosition refused until appends move past them.
+   */
   truncate(n: number): this;
   /** Drops every position (keeps the storage). */
   clear(): this;

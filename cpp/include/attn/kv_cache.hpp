@@ -36,6 +36,19 @@ struct KVCacheConfig {
   KVCacheDtype dtype = KVCacheDtype::F32;
 };
 
+// A cache of `heads` heads of float32 keys and values, without window or rotary positions (a
+// multi-head attention layer's).
+inline KVCacheConfig plain_cache_config(Index batch, Index heads, Index head_dim, Index value_dim,
+                                        Index capacity) {
+  KVCacheConfig config;
+  config.batch = batch;
+  config.heads = heads;
+  config.head_dim = head_dim;
+  config.value_dim = value_dim;
+  config.capacity = capacity;
+  return config;
+}
+
 // The score modifiers attend() takes (attn/attention.hpp has their formulas); ALiBi measures
 // the distance between true positions.
 struct KVCacheAttendOptions {

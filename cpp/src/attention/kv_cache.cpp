@@ -220,8 +220,10 @@ void KVCache::attend(const float* q, const std::vector<Index>& q_shape, float* o
   // The first query, at position length - nq, sees back to length - nq - window + 1.
   if (window > 0 && std::max<Index>(0, length_ - nq - window + 1) < first_) {
     detail::fail("q",
-                 "at most " + std::to_string(held() - window + 1) +
-                     " queries (the window of the first reaches positions already dropped)",
+                 "at most " + std::to_string(std::max<Index>(0, held() - window + 1)) +
+                     " queries now: their windows reach back to positions " +
+                     std::to_string(length_ - nq - window + 1) + ".., and the cache holds " +
+                     std::to_string(first_) + ".. (append before attending again)",
                  std::to_string(nq));
   }
   if (options.scale && !std::isfinite(*options.scale)) {

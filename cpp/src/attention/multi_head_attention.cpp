@@ -231,19 +231,25 @@ AttentionResult MultiHeadAttention::forward(const Tensor3& query, const Tensor3&
 }
 
 KVCache MultiHeadAttention::create_cache(Index batch, Index capacity) const {
-  return KVCache({batch, config_.num_heads, head_dim(), head_dim(), capacity});
+  return KVCache(plain_cache_config(batch, config_.num_heads, head_dim(), head_dim(), capacity));
 }
 
 void MultiHeadAttention::forward(ConstBatch query, ConstBatch key, ConstBatch value, KVCache& cache,
                                  MutableBatch output) const {
   const Index e = config_.embed_dim, heads = config_.num_heads, hd = head_dim();
   const KVCacheConfig& c = cache.config();
-  if (c.heads != heads || c.head_dim != hd || c.value_dim != hd) {
+  // A cache of grouped heads, a window or rotary positions would compute another attention than
+  // this layer's (PyTorch's): only create_cache's kind fits.
+  if (c.heads != heads || c.head_dim != hd || c.value_dim != hd || c.kv_heads != heads ||
+      c.window != 0 || c.rotary) {
     detail::fail("cache",
-                 "a cache of " + std::to_string(heads) + " heads, head_dim = value_dim = " +
-                     std::to_string(hd) + " (from create_cache)",
+                 "a cache of " + std::to_string(heads) +
+                     " heads, head_dim = value_dim = " + std::to_string(hd) +
+                     ", without kv_heads, window or rotary (from create_cache)",
                  "heads " + std::to_string(c.heads) + ", head_dim " + std::to_string(c.head_dim) +
-                     ", value_dim " + std::to_string(c.value_dim));
+                     ", value_dim " + std::to_string(c.value_dim) + ", kv_heads " +
+                     std::to_string(c.kv_heads) + ", window " + std::to_string(c.window) +
+                     (c.rotary ? ", rotary" : ""));
   }
   const Index batch = c.batch, t = query.rows;
   detail::require_shape("query", {batch, -1, e}, detail::shape_of(query));

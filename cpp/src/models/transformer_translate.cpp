@@ -61,8 +61,8 @@ TransformerTranslation transformer_translate(const TransformerConfig& config, co
                               project_split(batch_of(memory, batch), cross.k, heads),
                               project_split(batch_of(memory, batch), cross.v, heads)};
     const FeedForwardWeights ffn = p.ffn(w, ids.ffn);
-    blocks.push_back({KVCache({batch, heads, head_dim, head_dim, max_len}), std::move(projected),
-                      packed(p.attention(w, ids.attention1), panels), cross,
+    blocks.push_back({KVCache(plain_cache_config(batch, heads, head_dim, head_dim, max_len)),
+                      std::move(projected), packed(p.attention(w, ids.attention1), panels), cross,
                       panels.packed(projection_of(ffn.dense1_weight, ffn.dense1_bias)),
                       panels.packed(projection_of(ffn.dense2_weight, ffn.dense2_bias))});
   }
