@@ -31,16 +31,20 @@ struct KeptBlock {
 Index key_blocks(Index nk) { return round_up(nk, kBlockKeys) / kBlockKeys; }
 
 // What one thread's forward works in, sized before any thread starts: two rows of scores (then
-// of exp(s - max)), a query block's running max and sum, and, with weights requested, what each
-// of its rows kept of each key block.
+// of exp(s - max)), a query block's running max and sum, with weights requested what each of its
+// rows kept of each key block, and for K and V held as halves one key block of them widened.
 struct FusedScratch {
-  FusedScratch(Index nk, bool weights)
+  FusedScratch(Index nk, bool weights, Index half_d = 0, Index half_dv = 0)
       : scores(static_cast<size_t>(2 * kBlockKeys)),
         row_max(static_cast<size_t>(kBlockQueries)),
         row_sum(static_cast<size_t>(kBlockQueries)),
-        kept(weights ? static_cast<size_t>(kBlockQueries * key_blocks(nk)) : 0) {}
+        kept(weights ? static_cast<size_t>(kBlockQueries * key_blocks(nk)) : 0),
+        block_keys(static_cast<size_t>(kBlockKeys * half_d)),
+        block_values(static_cast<size_t>(round_up(half_dv, kPanel) * kBlockKeys)) {}
   std::vector<float> scores, row_max, row_sum;
   std::vector<KeptBlock> kept;  // [kBlockQueries][key blocks]
+  // The widened key block: its key panels, and its rows of each value panel ([128][16] each).
+  std::vector<float> block_keys, block_values;
 };
 
 // One score matrix's forward on K and V packed beforehand, a block of queries at a time: the
@@ -160,8 +164,14 @@ class FusedForward {
     if (dropout_.active()) drop<Rows>(i0, j0, count);
     const float* exps = scratch_.scores.data();
     assert(j0 + count <= kv_.stride);  // the pool loop reads V's panels up to key j0 + count
-    kernel_table().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(), kv_.values, kv_.stride, j0,
-                                  count, dv_, alpha, rows<Rows>(out + i0 * dv_, dv_).data());
+    if (kv_.half_values) {  // the block's widened rows, [kBlockKeys][16] per value panel
+      kernel_table().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(),
+                                    scratch_.block_values.data(), kBlockKeys, 0, count, dv_, alpha,
+                                    rows<Rows>(out + i0 * dv_, dv_).data());
+    } else {
+      kernel_table().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(), kv_.values, kv_.stride,
+                                    j0, count, dv_, alpha, rows<Rows>(out + i0 * dv_, dv_).data());
+    }
   }
 
   // The dropout factors of the tile's exps: weight (matrix, i, j) takes draw
@@ -220,7 +230,8 @@ class FusedForward {
     // The score loop stores whole 16-key tiles: the row buffers hold kBlockKeys, and a block
     // starts on a panel of packed K.
     assert(count > 0 && count <= kBlockKeys && j0 % kTile == 0);
-    kernel_table().score[Rows - 1](rows<Rows>(q_ + i0 * d_, d_).data(), kv_.keys + j0 * d_, d_,
+    const float* keys = kv_.half_keys ? widened_keys(j0) : kv_.keys + j0 * d_;
+    kernel_table().score[Rows - 1](rows<Rows>(q_ + i0 * d_, d_).data(), keys, d_,
                                    count, rows<Rows>(scratch_.scores.data(), kBlockKeys).data(),
                                    block_max);
     if (!masked_) return;
@@ -257,6 +268,22 @@ class FusedForward {
     }
   }
 
+  // With K and V held as halves, key block j0 widened into the scratch (once for every row
+  // that meets it, and only for a block some row computes): its key panels, returned.
+  const float* widened_keys(Index j0) {
+    if (widened_block_ != j0) {
+      const Index len = std::min(kBlockKeys, nk_ - j0);
+      f32_from_halves(kv_.half_keys + j0 * d_, round_up(len, kPanel) * d_,
+                      scratch_.block_keys.data());
+      for (Index p = 0; p < round_up(dv_, kPanel) / kPanel; ++p) {
+        f32_from_halves(kv_.half_values + p * kPanel * kv_.stride + j0 * kPanel, len * kPanel,
+                        scratch_.block_values.data() + p * kPanel * kBlockKeys);
+      }
+      widened_block_ = j0;
+    }
+    return scratch_.block_keys.data();
+  }
+
   // What query row i kept of key block b, in the scratch.
   KeptBlock& kept(Index i, Index b) {
     return scratch_.kept[static_cast<size_t>((i - query_start_) * key_blocks(nk_) + b)];
@@ -271,6 +298,7 @@ class FusedForward {
   const float* sinks_;  // one per head, or null
   FusedScratch& scratch_;
   Index query_start_ = 0, first_block_ = 0;  // the block pool_keys is working on, its first keys
+  Index widened_block_ = -1;                 // the key block the scratch holds widened
 };
 
 // A decode's keys go in chunks of this many, one task each: a few sequences over a long cache
@@ -348,34 +376,22 @@ void attention_fused_packed(const float* q, const PackedKeysValues& first, Index
   std::vector<float> partials(static_cast<size_t>(kv_count * chunks * rows * dv), 0.0f);
   ThreadPool& pool = thread_pool();
   const Index slots = std::min<Index>(pool.threads(), kv_count * chunks);
-  std::vector<FusedScratch> scratch(static_cast<size_t>(slots),
-                                    FusedScratch(kChunkKeys, /*weights=*/false));
-  // Halves widen into a chunk's worth of float panels per thread.
+  // Halves widen a key block at a time into each thread's scratch as the kernel reads them.
   const bool half = first.half_keys != nullptr;
-  const Index value_panels = round_up(dv, kPanel) / kPanel;
-  const Index chunk_key_floats = kChunkKeys * d;
-  const Index chunk_value_floats = value_panels * kPanel * kChunkKeys;
-  std::vector<float> widened(
-      half ? static_cast<size_t>(slots * (chunk_key_floats + chunk_value_floats)) : 0);
+  std::vector<FusedScratch> scratch(
+      static_cast<size_t>(slots),
+      FusedScratch(kChunkKeys, /*weights=*/false, half ? d : 0, half ? dv : 0));
   const Dropout no_dropout(0.0f, 0);  // a decode step attends without dropout
   pool.run(kv_count * chunks, [&](Index task, int slot) {
     const Index k = task / chunks, key_begin = task % chunks * kChunkKeys;
     const Index len = std::min(kChunkKeys, nk - key_begin);
-    // The chunk's panels: key key_begin's panel, and row key_begin of each value panel.
-    PackedKeysValues kv{first.keys + k * key_step + key_begin * d,
-                        first.values + k * value_step + key_begin * kPanel, first.stride};
-    if (half) {
-      float* keys = widened.data() + slot * (chunk_key_floats + chunk_value_floats);
-      float* values = keys + chunk_key_floats;
-      f32_from_halves(first.half_keys + k * key_step + key_begin * d, round_up(len, kPanel) * d,
-                      keys);
-      for (Index p = 0; p < value_panels; ++p) {
-        f32_from_halves(
-            first.half_values + k * value_step + p * kPanel * first.stride + key_begin * kPanel,
-            len * kPanel, values + p * kPanel * len);
-      }
-      kv = {keys, values, len};
-    }
+    // The chunk's panels: key key_begin's panel, and row key_begin of each value panel (the
+    // panels' stride stays the cache's).
+    const Index keys = k * key_step + key_begin * d, values = k * value_step + key_begin * kPanel;
+    const PackedKeysValues kv =
+        half ? PackedKeysValues{nullptr, nullptr, first.stride, first.half_keys + keys,
+                                first.half_values + values}
+             : PackedKeysValues{first.keys + keys, first.values + values, first.stride};
     const MaskContext mask_context = context(k, key_begin);
     FusedForward forward(q + k * rows * d, kv, rows, len, d, dv, mask_context, no_dropout,
                          HiddenBlocks::Skip, scratch[static_cast<size_t>(slot)]);
