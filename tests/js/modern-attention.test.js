@@ -111,6 +111,18 @@ for (const attn of backends) {
       });
     }
 
+    test('windows as wide as an int32 allows hide nothing (no side wraps around)', () => {
+      const rng = (seed) => Float32Array.from({ length: 2 * 40 * 8 }, (_, i) => Math.sin(seed * (i + 1)));
+      const x = (seed, heads) => ({ data: rng(seed).subarray(0, heads * 40 * 8), shape: [1, heads, 40, 8] });
+      const [qw, kw, vw] = [x(1, 2), x(2, 1), x(3, 1)];
+      const max = 2 ** 31 - 1;
+      const same = (a, b) => assert.deepEqual(Array.from(a.output.data), Array.from(b.output.data));
+      same(attn.scaledDotProductAttention(qw, kw, vw, { window: [max, max] }), attn.scaledDotProductAttention(qw, kw, vw));
+      same(attn.scaledDotProductAttention(qw, kw, vw, { window: [max, 0], causal: true }),
+        attn.scaledDotProductAttention(qw, kw, vw, { causal: true }));
+      same(attn.scaledDotProductAttention(qw, kw, vw, { window: [-1, max] }), attn.scaledDotProductAttention(qw, kw, vw));
+    });
+
     test('after the errors the module still computes correctly', () => {
       // The case with every modifier together, and the first 4-D one.
       const together = cases.findIndex((c) => c.options.sinks && c.options.softcap && c.options.alibiSlopes && c.options.window);

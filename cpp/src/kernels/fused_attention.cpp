@@ -120,7 +120,8 @@ class FusedForward {
     for (Index i = query_start_ + 1; i < query_end(); ++i) {
       earliest = std::min(earliest, mask_.query_of(i));
     }
-    const Index begin = std::max<Index>(0, earliest + mask_.query_offset - left);
+    const auto begin = static_cast<Index>(std::max<int64_t>(
+        0, static_cast<int64_t>(earliest) + mask_.query_offset - static_cast<int64_t>(left)));
     return std::max(key_begin, begin / kBlockKeys * kBlockKeys);
   }
 
@@ -164,13 +165,13 @@ class FusedForward {
     if (dropout_.active()) drop<Rows>(i0, j0, count);
     const float* exps = scratch_.scores.data();
     assert(j0 + count <= kv_.stride);  // the pool loop reads V's panels up to key j0 + count
-    if (kv_.half_values) {  // the block's widened rows, [kBlockKeys][16] per value panel
+    if (kv_.half_values) {             // the block's widened rows, [kBlockKeys][16] per value panel
       kernel_table().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(),
                                     scratch_.block_values.data(), kBlockKeys, 0, count, dv_, alpha,
                                     rows<Rows>(out + i0 * dv_, dv_).data());
     } else {
-      kernel_table().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(), kv_.values, kv_.stride,
-                                    j0, count, dv_, alpha, rows<Rows>(out + i0 * dv_, dv_).data());
+      kernel_table().pool[Rows - 1](rows<Rows>(exps, kBlockKeys).data(), kv_.values, kv_.stride, j0,
+                                    count, dv_, alpha, rows<Rows>(out + i0 * dv_, dv_).data());
     }
   }
 
@@ -231,8 +232,8 @@ class FusedForward {
     // starts on a panel of packed K.
     assert(count > 0 && count <= kBlockKeys && j0 % kTile == 0);
     const float* keys = kv_.half_keys ? widened_keys(j0) : kv_.keys + j0 * d_;
-    kernel_table().score[Rows - 1](rows<Rows>(q_ + i0 * d_, d_).data(), keys, d_,
-                                   count, rows<Rows>(scratch_.scores.data(), kBlockKeys).data(),
+    kernel_table().score[Rows - 1](rows<Rows>(q_ + i0 * d_, d_).data(), keys, d_, count,
+                                   rows<Rows>(scratch_.scores.data(), kBlockKeys).data(),
                                    block_max);
     if (!masked_) return;
     for (int r = 0; r < Rows; ++r) {

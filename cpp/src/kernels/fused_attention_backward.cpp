@@ -209,7 +209,9 @@ class MatrixBackward {
   Index window_lead(Index i0) const {
     const Index left = mask_->mask.window_left;
     if (left < 0) return 0;
-    const Index lead = std::max<Index>(0, i0 + mask_->query_offset - left) / kTaskKeys * kTaskKeys;
+    const auto first = std::max<int64_t>(
+        0, static_cast<int64_t>(i0) + mask_->query_offset - static_cast<int64_t>(left));
+    const auto lead = static_cast<Index>(first / kTaskKeys * kTaskKeys);
     return lead < nk_ ? lead : 0;
   }
 

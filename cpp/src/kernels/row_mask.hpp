@@ -92,10 +92,17 @@ class RowMask {
       visible_end_ = mask.valid_lens[static_cast<size_t>(per_query ? b * nq + i : b)];
     }
     if (mask.causal) visible_end_ = std::min(visible_end_, query_ + 1);
+    // In 64 bits: a side of up to 2^31 - 1 (any window an int32 can say) must not wrap a 32-bit
+    // Index (wasm32's) past either end.
+    const auto query = static_cast<int64_t>(query_);
     if (mask.window_right >= 0) {
-      visible_end_ = std::min(visible_end_, query_ + mask.window_right + 1);
+      const int64_t end = query + static_cast<int64_t>(mask.window_right) + 1;
+      visible_end_ = static_cast<Index>(std::min<int64_t>(visible_end_, end));
     }
-    if (mask.window_left >= 0) visible_begin_ = std::max<Index>(0, query_ - mask.window_left);
+    if (mask.window_left >= 0) {
+      const int64_t begin = query - static_cast<int64_t>(mask.window_left);
+      visible_begin_ = static_cast<Index>(std::max<int64_t>(0, begin));
+    }
     if (const ScoreModifiers* modifiers = context.modifiers) {
       softcap_ = modifiers->softcap;
       if (modifiers->alibi_slopes) slope_ = modifiers->alibi_slopes[context.head_of(row)];
