@@ -30,6 +30,18 @@ attn.softmax({ data: new Float32Array(3) });
 attn.scaledDotProductAttention(q, q, q).weights.shape;
 // ...with it they are not.
 attn.scaledDotProductAttention(q, q, q, { weights: true }).weights.shape;
+// @ts-expect-error: a window has a left and a right side
+attn.scaledDotProductAttention(q, q, q, { window: [4] });
+// @ts-expect-error: softcap is a number
+attn.scaledDotProductAttention(q, q, q, { softcap: '30' });
+// @ts-expect-error: additive attention takes no score modifiers
+attn.additiveAttention(q, q, q, { Wq: t([2, 4]), Wk: t([2, 4]), wv: t([2]), sinks: [0] });
+// @ts-expect-error: 'lse' is possibly undefined without returnLse
+attn.scaledDotProductAttention(q, q, q).lse.shape;
+// @ts-expect-error: a cache stores 'f32' or 'f16'
+new attn.KVCache({ batch: 1, heads: 2, headDim: 4, dtype: 'bf16' });
+// @ts-expect-error: the cache's window is its configuration, not attend's
+new attn.KVCache({ batch: 1, heads: 2, headDim: 4 }).attend(t([1, 2, 1, 4]), { window: [3, 0] });
 
 // @ts-expect-error: not a similarity kernel
 attn.kernelRegression({ keys: t([3]), values: t([3]), queries: t([2]), kernel: 'gaussain' });
