@@ -9,10 +9,13 @@
 //     stored as halves (dtype 'f16') and with rotary positions against the float32 one.
 // Every pair is checked to agree before it is timed: GQA with the repeated call, the window on a
 // few rows against the reference over the keys the window leaves.
+import { pathToFileURL } from 'node:url';
+
 import { scaledDotProductAttention } from '../../tests/js/reference.js';
 import { uniforms as random } from '../../web/shared/random.js';
 import { goal } from './goal.js';
 import { measureInTurns } from './timing.js';
+import { loadFresh } from './fresh.js';
 import { expectClose, queryRows } from './peers.js';
 
 export const MODERN_GOALS = { gqa: 0.85, window: 0.1, modifier: 1.15, decodePerCopy: 2, f16: 0.65, rotary: 1.1 };
@@ -128,4 +131,11 @@ export async function runModernSection({ simd, quick }) {
     'modern: against onnxruntime-web\'s GroupQueryAttention: not measured yet',
   ];
   return { results, summary };
+}
+
+// Run alone: node --experimental-wasm-relaxed-simd scripts/bench/modern.js [--quick]
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const { attn } = await loadFresh();
+  const { summary } = await runModernSection({ simd: attn, quick: process.argv.includes('--quick') });
+  for (const line of summary) console.log(line);
 }
