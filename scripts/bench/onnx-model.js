@@ -6,6 +6,9 @@
 //                               → Softmax(axis=-1) → MatMul(·, V) → O [n, d]        (opset 17)
 //   attentionMhaModel(n, d):    com.microsoft MultiHeadAttention, num_heads = 1, on query/key/
 //                               value [1, n, d] → O [1, n, d]     (opset 17 + com.microsoft 1)
+//   gqaModel(n, heads, kvHeads, d): com.microsoft GroupQueryAttention (causal prefill, no past),
+//                               query [1, n, heads·d], key and value [1, n, kvHeads·d] →
+//                               O [1, n, heads·d]
 //
 // Multi-head self-attention with the projections of torch.nn.MultiheadAttention, x [1, n, E] →
 // y [1, n, E], the weights as initializers (from a PyTorch state dict, see splitStateDict):
@@ -49,6 +52,7 @@ class Writer {
 
 // ---- ONNX messages -----------------------------------------------------------------------------
 const FLOAT = 1; // TensorProto.DataType.FLOAT
+const INT32 = 6; // TensorProto.DataType.INT32
 const INT64 = 7; // TensorProto.DataType.INT64
 const ATTR = { FLOAT: 1, INT: 2, STRING: 3, INTS: 7 }; // AttributeProto.AttributeType
 
@@ -72,6 +76,14 @@ function floatTensor(name, dims, values) {
   const w = new Writer();
   if (dims.length) w.packedInts(1, dims);
   return w.int(2, FLOAT).string(8, name).bytesField(9, new Uint8Array(data.buffer));
+}
+
+// An INT32 tensor: raw_data as little-endian int32.
+function int32Tensor(name, dims, values) {
+  const data = Int32Array.from(values);
+  const w = new Writer();
+  if (dims.length) w.packedInts(1, dims);
+  return w.int(2, INT32).string(8, name).bytesField(9, new Uint8Array(data.buffer));
 }
 
 // An INT64 tensor (Reshape's shape input): raw_data as little-endian int64.
@@ -155,6 +167,26 @@ export function attentionMhaModel(n, d) {
     ],
     inputs: [valueInfo('query', [1, n, d]), valueInfo('key', [1, n, d]), valueInfo('value', [1, n, d])],
     outputs: [valueInfo('O', [1, n, d])],
+  });
+  return model(g, [['', 17], ['com.microsoft', 1]]);
+}
+
+// GroupQueryAttention's prefill: no past keys and values (inputs 3 and 4 left out), seqlens_k
+// = [n - 1] and total_sequence_length = n as constants; causal by the op's definition. The node's
+// present_key and present_value outputs are not the graph's.
+export function gqaModel(n, heads, kvHeads, d) {
+  const g = graph('gqa', {
+    nodes: [
+      node('GroupQueryAttention', ['query', 'key', 'value', '', '', 'seqlens_k', 'total_sequence_length'],
+        ['O', 'present_key', 'present_value'], {
+          domain: 'com.microsoft',
+          attributes: [attribute('num_heads', ATTR.INT, heads), attribute('kv_num_heads', ATTR.INT, kvHeads),
+            attribute('scale', ATTR.FLOAT, 1 / Math.sqrt(d))],
+        }),
+    ],
+    initializers: [int32Tensor('seqlens_k', [1], [n - 1]), int32Tensor('total_sequence_length', [], [n])],
+    inputs: [valueInfo('query', [1, n, heads * d]), valueInfo('key', [1, n, kvHeads * d]), valueInfo('value', [1, n, kvHeads * d])],
+    outputs: [valueInfo('O', [1, n, heads * d])],
   });
   return model(g, [['', 17], ['com.microsoft', 1]]);
 }

@@ -23,7 +23,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { multiHeadAttention, scaledDotProductAttention } from '../../tests/js/reference.js';
 import { uniforms } from '../../web/shared/random.js';
-import { attentionMatMulModel, attentionMhaModel, mhaContribModel, mhaPlainModel } from './onnx-model.js';
+import { attentionMatMulModel, attentionMhaModel, gqaModel, mhaContribModel, mhaPlainModel } from './onnx-model.js';
 
 const require = createRequire(import.meta.url);
 const TOLERANCE = 1e-3;
@@ -176,6 +176,48 @@ async function loadOrt({ threads } = {}) {
 
 // ---- multi-head self-attention (onnxruntime-web) ---------------------------------------------------
 // Throws a PeerMismatchError naming `what` unless `got` matches `want` within TOLERANCE.
+// [1, h, n, d] (our heads layout) as [1, n, h·d] (GroupQueryAttention's), and back.
+function headsToSequence({ data, shape: [, h, n, d] }) {
+  const out = new Float32Array(data.length);
+  for (let head = 0; head < h; head++) {
+    for (let i = 0; i < n; i++) out.set(data.subarray((head * n + i) * d, (head * n + i + 1) * d), (i * h + head) * d);
+  }
+  return out;
+}
+export function sequenceToHeads(data, h, n, d) {
+  const out = new Float32Array(data.length);
+  for (let head = 0; head < h; head++) {
+    for (let i = 0; i < n; i++) out.set(data.subarray((i * h + head) * d, (i * h + head + 1) * d), (head * n + i) * d);
+  }
+  return out;
+}
+
+/**
+ * onnxruntime-web's com.microsoft GroupQueryAttention (causal prefill) as a peer of our
+ * grouped-query attention: make(q [1, H, n, d], k, v [1, Hkv, n, d]) builds the session and
+ * returns an async call whose output is in our [1, H, n, d] layout.
+ */
+export async function loadGqaPeer({ threads = 1 } = {}) {
+  const ort = await loadOrtModule({ threads });
+  let session = null;
+  return {
+    name: 'onnxruntime-web GroupQueryAttention op',
+    make: async (q, k, v) => {
+      const [, heads, n, d] = q.shape, kvHeads = k.shape[1];
+      await session?.release();
+      session = await ort.InferenceSession.create(gqaModel(n, heads, kvHeads, d), ORT_OPTIONS);
+      const feeds = {
+        query: new ort.Tensor('float32', headsToSequence(q), [1, n, heads * d]),
+        key: new ort.Tensor('float32', headsToSequence(k), [1, n, kvHeads * d]),
+        value: new ort.Tensor('float32', headsToSequence(v), [1, n, kvHeads * d]),
+      };
+      const run = async () => (await session.run(feeds)).O.data;
+      return { run, heads: (data) => sequenceToHeads(data, heads, n, d) };
+    },
+    release: async () => { await session?.release(); session = null; },
+  };
+}
+
 export function expectClose(what, got, want) {
   if (!got || got.length !== want.length) {
     throw new PeerMismatchError(`${what}: output has ${got?.length} elements, expected ${want.length}`);
