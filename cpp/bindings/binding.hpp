@@ -56,6 +56,12 @@ struct MaskArg {
   }
 };
 
+// `count` floats JS put in the heap at `address` (a per-head option), or none when it is 0.
+inline std::vector<float> heap_floats(uintptr_t address, Index count) {
+  const auto* first = reinterpret_cast<const float*>(address);
+  return address ? std::vector<float>(first, first + count) : std::vector<float>();
+}
+
 struct AttentionArg {
   bool hasScale = false;  // false: the default 1/sqrt(d)
   float scale = 0.0f;
@@ -79,12 +85,8 @@ struct AttentionArg {
     options.heads = heads;
     options.kv_heads = kvHeads;
     if (softcap != 0.0f) options.softcap = softcap;
-    const auto per_head = [&](uintptr_t address) {
-      const auto* first = reinterpret_cast<const float*>(address);
-      return address ? std::vector<float>(first, first + heads) : std::vector<float>();
-    };
-    options.alibi_slopes = per_head(alibiSlopes);
-    options.sinks = per_head(sinks);
+    options.alibi_slopes = heap_floats(alibiSlopes, heads);
+    options.sinks = heap_floats(sinks, heads);
     return options;
   }
 };

@@ -89,12 +89,8 @@ class KVCacheHandle {
       attn::KVCacheAttendOptions options;
       if (has_scale) options.scale = scale;
       if (softcap != 0.0f) options.softcap = softcap;
-      const auto per_head = [&](uintptr_t address) {
-        const auto* first = reinterpret_cast<const float*>(address);
-        return address ? std::vector<float>(first, first + c.heads) : std::vector<float>();
-      };
-      options.alibi_slopes = per_head(alibi_slopes);
-      options.sinks = per_head(sinks);
+      options.alibi_slopes = heap_floats(alibi_slopes, c.heads);
+      options.sinks = heap_floats(sinks, c.heads);
       cache_->attend(reinterpret_cast<const float*>(q), {c.batch, c.heads, nq, c.head_dim},
                      reinterpret_cast<float*>(out), options, reinterpret_cast<float*>(lse));
     });
