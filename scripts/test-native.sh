@@ -44,7 +44,24 @@ thread_sanitized() {
   cmake -S . -B build/native-tsan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DATTN_SANITIZE_THREADS=ON >/dev/null
   cmake --build build/native-tsan -j2 --target test_threads
-  TSAN_OPTIONS=halt_on_error=1 build/native-tsan/tests/cpp/test_threads
+  # It takes under a minute: a hang fails it at 15, with every thread's stack, rather than
+  # running into CI's limit with nothing to read.
+  TSAN_OPTIONS=halt_on_error=1 build/native-tsan/tests/cpp/test_threads &
+  local tests=$!
+  (
+    sleep 900 &
+    sleeper=$!
+    trap 'kill "$sleeper"; exit 0' TERM
+    wait "$sleeper"
+    echo "test_threads still running after 900 s; its threads:"
+    gdb -p "$tests" -batch -ex "thread apply all bt" 2>&1 | grep -E '^(Thread|#)'
+    kill -9 "$tests"
+  ) &
+  local watchdog=$!
+  local status=0
+  wait "$tests" || status=$?
+  kill "$watchdog" 2>/dev/null || true
+  return "$status"
 }
 stage "the thread pool and the parallel kernels under ThreadSanitizer" thread_sanitized
 

@@ -14,7 +14,20 @@ namespace {
 // layers of a model, the steps of a decoder, and in wasm the JS wrapper's copies between two
 // calls, over 100 us at n = 1024, which 2^16 spins did not outlast), about a millisecond;
 // pthreadpool spins 10^6 times too.
+//
+// Under ThreadSanitizer a worker sleeps after a few spins instead: the runtime records every
+// atomic load, and LLVM 14's stalls every thread, for minutes, while a full trace is switched
+// (google/sanitizers#1552); a million loads per idle worker per region fill traces quickly.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ATTN_THREAD_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(ATTN_THREAD_SANITIZER)
+constexpr int kSpins = 1 << 8;
+#else
 constexpr int kSpins = 1 << 20;
+#endif
 
 std::mutex pool_mutex;
 std::unique_ptr<ThreadPool> pool;
