@@ -1,8 +1,10 @@
 #pragma once
 // The whole core in one include.
 
+#include "attn/activations.hpp"
 #include "attn/attention.hpp"
 #include "attn/bmm.hpp"
+#include "attn/causal_lm.hpp"
 #include "attn/cross_entropy.hpp"
 #include "attn/dropout.hpp"
 #include "attn/embedding.hpp"
@@ -17,6 +19,7 @@
 #include "attn/multi_head_attention.hpp"
 #include "attn/optim.hpp"
 #include "attn/positional_encoding.hpp"
+#include "attn/rms_norm.hpp"
 #include "attn/rotary.hpp"
 #include "attn/scoring.hpp"
 #include "attn/seq2seq.hpp"

@@ -43,6 +43,11 @@ class Adam {
   void step(const std::vector<FloatSpan>& parameters, const std::vector<ConstFloatSpan>& gradients,
             float lr);
 
+  // Betas and eps for the steps after this call; m, v and t are kept (PyTorch's param_groups
+  // may change them between steps too). Throws std::invalid_argument naming beta1, beta2 (each
+  // in [0, 1)) or eps (finite and > 0).
+  void set_options(const AdamOptions& options);
+  const AdamOptions& options() const { return options_; }
   int64_t steps() const { return steps_; }
   void reset();  // forget m, v and t
 

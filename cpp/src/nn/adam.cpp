@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "attn/optim.hpp"
 #include "checks.hpp"
@@ -13,6 +14,18 @@ Adam::Adam(const std::vector<Index>& sizes, const AdamOptions& options) : option
     m_.emplace_back(static_cast<size_t>(size), 0.0f);
     v_.emplace_back(static_cast<size_t>(size), 0.0f);
   }
+}
+
+void Adam::set_options(const AdamOptions& options) {
+  const std::pair<const char*, float> betas[] = {{"beta1", options.beta1},
+                                                 {"beta2", options.beta2}};
+  for (const auto& [name, beta] : betas) {
+    if (!(beta >= 0.0f && beta < 1.0f)) {
+      detail::fail(name, "a number in [0, 1)", detail::number_string(beta));
+    }
+  }
+  detail::require_positive_finite("eps", options.eps);
+  options_ = options;
 }
 
 void Adam::reset() {

@@ -1,0 +1,119 @@
+#pragma once
+// A decoder-only language model in the two shapes today's small models take: GPT-2's (learned
+// positions, LayerNorm, a GELU MLP, Conv1D weights) and the Llama family's (rotary positions,
+// RMSNorm, SwiGLU, grouped-query heads). Pre-norm blocks,
+//   x = embed(tokens) (+ wpe[position] with learned positions)
+//   per layer:  x = x + attention(norm1(x)),  x = x + mlp(norm2(x))   (no MLP when
+//               intermediate_size = 0: an attention-only model)
+//   logits = norm_f(x) W_unembed^T   (W_unembed the token embedding when tied, else lm_head),
+// with causal scaled dot-product attention of scale 1/sqrt(head_dim) through the fused kernel
+// (grouped-query heads, rotary queries and keys, a sliding window). GELU is GPT-2's tanh form;
+// SwiGLU is down(silu(gate(x)) * up(x)).
+//
+// Parameters carry Hugging Face's names and layouts (format Gpt2: GPT2LMHeadModel, Conv1D
+// weights [in, out] with q, k, v side by side in c_attn; format Llama: LlamaForCausalLM,
+// nn.Linear weights [out, in]), so a checkpoint's state dict loads as it is.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "attn/encoder_decoder.hpp"
+#include "attn/optim.hpp"
+#include "attn/state_dict.hpp"
+#include "attn/tensor.hpp"
+
+namespace attn {
+
+enum class CheckpointFormat { Gpt2, Llama };
+enum class PositionKind { Learned, Rotary, None };
+enum class NormKind { Layer, Rms };
+enum class MlpKind { Gelu, SwiGlu };
+
+struct CausalLMConfig {
+  CheckpointFormat format = CheckpointFormat::Gpt2;
+  Index vocab_size = 0;
+  Index hidden_size = 0;
+  Index num_layers = 1;
+  Index num_heads = 1;
+  Index num_kv_heads = 0;       // 0: num_heads; otherwise a divisor of num_heads
+  Index intermediate_size = 0;  // 0: no MLP (attention only)
+  Index max_positions = 0;      // learned positions: the table's rows; else 0 (no limit)
+  PositionKind positions = PositionKind::Learned;
+  float rotary_base = 10000.0f;
+  NormKind norm = NormKind::Layer;
+  float norm_eps = 1e-5f;
+  MlpKind mlp = MlpKind::Gelu;
+  bool bias = true;  // biases on the projections (GPT-2) or none (Llama)
+  bool tie_embeddings = true;
+  Index window = 0;   // > 0: each query sees itself and the window - 1 keys before it
+  uint64_t seed = 0;  // the initialisation: GPT-2's, N(0, 0.02^2), the output projections
+                      // N(0, (0.02 / sqrt(2 num_layers))^2), biases 0, norms 1 (and 0)
+
+  // The presets: GPT-2's and Llama's shapes with sizes to fill in (vocab_size, hidden_size, ...).
+  static CausalLMConfig gpt2();
+  static CausalLMConfig llama();
+};
+
+struct CausalLMOutput {
+  Tensor3 logits;  // [B, T, vocab]
+  // One [B * num_heads, T, T] map per layer ([B, num_heads, T, T]) when requested.
+  std::vector<Tensor3> attention;
+};
+
+struct CausalLMLoss {
+  float loss = 0.0f;
+  // In state-dict order; a tied model's unembedding gradient is added into the embedding's.
+  std::vector<NamedTensor> gradients;
+};
+
+// torch.optim.AdamW with decoupled weight decay on the parameters of two or more dimensions
+// (matrices and embeddings, nanoGPT's groups), after clip_grad_norm_ when clip > 0.
+struct AdamWOptions {
+  float lr = 1e-3f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+  float clip = 0.0f;
+};
+
+class CausalLM {
+ public:
+  // Throws std::invalid_argument naming the field that does not fit.
+  explicit CausalLM(const CausalLMConfig& config);
+  ~CausalLM();
+  CausalLM(CausalLM&&) noexcept;
+  CausalLM& operator=(CausalLM&&) noexcept;
+
+  const CausalLMConfig& config() const { return config_; }
+
+  // The parameters in Hugging Face's order and names; a tied model's state dict also lists
+  // lm_head.weight (the embedding's values), as Hugging Face's does.
+  const std::vector<ParameterSpec>& parameters() const;
+  std::vector<NamedTensor> state_dict() const;
+  // All or nothing; a tied model accepts lm_head.weight only with the embedding's values.
+  // Throws std::invalid_argument naming a missing, extra or mis-shaped entry.
+  void load_state_dict(const std::vector<NamedTensor>& entries);
+
+  // tokens [B, T]: ids in [0, vocab_size), T <= max_positions with learned positions.
+  CausalLMOutput forward(TokenBatch tokens, bool need_attention = false) const;
+
+  // tokens [B, T + 1]: the mean next-token cross-entropy of tokens[:, 1:] given tokens[:, :T],
+  // targets equal to pad left out (pad < 0: none), and every parameter's gradient.
+  CausalLMLoss loss_and_gradients(TokenBatch tokens, int32_t pad = -1) const;
+
+  // One AdamW step on loss_and_gradients' gradients; returns the loss before the step.
+  float train_step(TokenBatch tokens, const AdamWOptions& options, int32_t pad = -1);
+
+  int64_t optimizer_steps() const { return adam_.steps(); }
+
+  struct Parameters;  // the flat parameter buffer and where each tensor lives in it
+
+ private:
+  CausalLMConfig config_;
+  std::unique_ptr<Parameters> parameters_;
+  Adam adam_;
+};
+
+}  // namespace attn
