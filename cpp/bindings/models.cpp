@@ -339,6 +339,90 @@ class TransformerHandle : public EncoderDecoderHandle<attn::Transformer> {
   }
 };
 
+// CausalLM's configuration as JS names it (web/lib/causal-lm.js), its enums as their index:
+// format gpt2 0 | llama 1, positions learned 0 | rotary 1 | none 2, norm layer 0 | rms 1,
+// mlp gelu 0 | swiglu 1.
+struct CausalLMConfigArg {
+  int format = 0, vocabSize = 0, hiddenSize = 0, numLayers = 1, numHeads = 1, numKvHeads = 0,
+      intermediateSize = 0, maxPositions = 0, positions = 0, norm = 0, mlp = 0, window = 0;
+  float rotaryBase = 10000.0f, normEps = 1e-5f;
+  bool bias = true, tieEmbeddings = true;
+  double seed = 0;
+};
+
+// Holds one attn::CausalLM. Its state dict crosses as its parameters (a tied model's
+// lm_head.weight, the embedding again, is added and checked in JS).
+class CausalLMHandle {
+ public:
+  Status init(CausalLMConfigArg c) {
+    return guarded([&] {
+      attn::CausalLMConfig config;
+      config.format = static_cast<attn::CheckpointFormat>(c.format);
+      config.vocab_size = c.vocabSize;
+      config.hidden_size = c.hiddenSize;
+      config.num_layers = c.numLayers;
+      config.num_heads = c.numHeads;
+      config.num_kv_heads = c.numKvHeads;
+      config.intermediate_size = c.intermediateSize;
+      config.max_positions = c.maxPositions;
+      config.positions = static_cast<attn::PositionKind>(c.positions);
+      config.rotary_base = c.rotaryBase;
+      config.norm = static_cast<attn::NormKind>(c.norm);
+      config.norm_eps = c.normEps;
+      config.mlp = static_cast<attn::MlpKind>(c.mlp);
+      config.bias = c.bias;
+      config.tie_embeddings = c.tieEmbeddings;
+      config.window = c.window;
+      config.seed = static_cast<uint64_t>(c.seed);
+      model_.emplace(config);
+    });
+  }
+
+  emscripten::val parameterSpecs() const { return parameter_specs(model_->parameters()); }
+
+  Status loadStateDict(uintptr_t data) {
+    return guarded([&] { model_->load_state_dict(read_entries(model_->parameters(), data)); });
+  }
+
+  Status stateDict(uintptr_t out) const {
+    return guarded([&] {
+      std::vector<attn::NamedTensor> entries = model_->state_dict();
+      entries.resize(model_->parameters().size());  // without a tied lm_head.weight
+      copy_entries(entries, out);
+    });
+  }
+
+  // logits [B, T, V]; with attention non-zero, every layer's map [B, heads, T, T] back to back.
+  Status forward(TokenArg tokens, uintptr_t logits, uintptr_t attention) const {
+    return guarded([&] {
+      const auto result = model_->forward(tokens.tokens(), attention != 0);
+      copy_out(result.logits.data, logits);
+      if (attention) copy_blocks(result.attention, attention);
+    });
+  }
+
+  Status lossAndGradients(TokenArg tokens, int pad, uintptr_t loss, uintptr_t gradients) const {
+    return guarded([&] {
+      const auto result = model_->loss_and_gradients(tokens.tokens(), pad);
+      *reinterpret_cast<float*>(loss) = result.loss;
+      copy_entries(result.gradients, gradients);
+    });
+  }
+
+  Status trainStep(TokenArg tokens, float lr, float beta1, float beta2, float eps,
+                   float weight_decay, float clip, int pad, uintptr_t loss) {
+    return guarded([&] {
+      const attn::AdamWOptions options{lr, beta1, beta2, eps, weight_decay, clip};
+      *reinterpret_cast<float*>(loss) = model_->train_step(tokens.tokens(), options, pad);
+    });
+  }
+
+  double optimizerSteps() const { return static_cast<double>(model_->optimizer_steps()); }
+
+ private:
+  std::optional<attn::CausalLM> model_;
+};
+
 // The shared functions, on the JS base class of a model's handle.
 template <typename Model>
 void register_encoder_decoder(const char* name) {
@@ -406,6 +490,34 @@ EMSCRIPTEN_BINDINGS(models) {
       .field("numBlks", &TransformerConfigArg::numBlks)
       .field("dropout", &TransformerConfigArg::dropout)
       .field("seed", &TransformerConfigArg::seed);
+  value_object<CausalLMConfigArg>("CausalLMConfigArg")
+      .field("format", &CausalLMConfigArg::format)
+      .field("vocabSize", &CausalLMConfigArg::vocabSize)
+      .field("hiddenSize", &CausalLMConfigArg::hiddenSize)
+      .field("numLayers", &CausalLMConfigArg::numLayers)
+      .field("numHeads", &CausalLMConfigArg::numHeads)
+      .field("numKvHeads", &CausalLMConfigArg::numKvHeads)
+      .field("intermediateSize", &CausalLMConfigArg::intermediateSize)
+      .field("maxPositions", &CausalLMConfigArg::maxPositions)
+      .field("positions", &CausalLMConfigArg::positions)
+      .field("rotaryBase", &CausalLMConfigArg::rotaryBase)
+      .field("norm", &CausalLMConfigArg::norm)
+      .field("normEps", &CausalLMConfigArg::normEps)
+      .field("mlp", &CausalLMConfigArg::mlp)
+      .field("bias", &CausalLMConfigArg::bias)
+      .field("tieEmbeddings", &CausalLMConfigArg::tieEmbeddings)
+      .field("window", &CausalLMConfigArg::window)
+      .field("seed", &CausalLMConfigArg::seed);
+  class_<CausalLMHandle>("CausalLM")
+      .constructor<>()
+      .function("init", &CausalLMHandle::init)
+      .function("parameterSpecs", &CausalLMHandle::parameterSpecs)
+      .function("loadStateDict", &CausalLMHandle::loadStateDict)
+      .function("stateDict", &CausalLMHandle::stateDict)
+      .function("forward", &CausalLMHandle::forward)
+      .function("lossAndGradients", &CausalLMHandle::lossAndGradients)
+      .function("trainStep", &CausalLMHandle::trainStep)
+      .function("optimizerSteps", &CausalLMHandle::optimizerSteps);
   register_encoder_decoder<attn::Transformer>("TransformerBase");
   class_<TransformerHandle, base<EncoderDecoderHandle<attn::Transformer>>>("Transformer")
       .constructor<>()

@@ -145,4 +145,15 @@ const transformerLoss: number = transformer.trainStep(tokens(2, 5), new Int32Arr
 const models: EncoderDecoderModel[] = [transformer, s2s];
 transformer.dispose();
 
+const lm = attn.CausalLM.llama({ vocabSize: 13, hiddenSize: 8, numLayers: 2, numHeads: 4, numKvHeads: 2, intermediateSize: 12 });
+// @ts-expect-error: a norm the model does not have
+attn.CausalLM.gpt2({ vocabSize: 11, hiddenSize: 8, numLayers: 1, numHeads: 2, norm: 'batch' });
+// @ts-expect-error: the config needs its sizes
+new attn.CausalLM({ format: 'llama' });
+const lmMaps: Tensor[] | undefined = lm.forward(tokens(2, 5), { attention: true }).attention;
+const lmLoss: number = lm.trainStep(tokens(2, 6), { lr: 1e-3, betas: [0.9, 0.95], weightDecay: 0.1, clip: 1 });
+// @ts-expect-error: betas are a pair
+lm.trainStep(tokens(2, 6), { betas: 0.9 });
+lm.loadStateDict(readSafetensors(new Uint8Array(0))).dispose();
+
 export {};

@@ -568,6 +568,98 @@ export interface Transformer extends EncoderDecoderModel {
             options: { bos: number; eos: number; maxLen: number }): TransformerTranslation;
 }
 
+/** CausalLM's configuration; the presets CausalLM.gpt2() and CausalLM.llama() fill the shape. */
+export interface CausalLMConfig {
+  /** Whose checkpoint names and layouts: GPT2LMHeadModel's (default) or LlamaForCausalLM's. */
+  format?: 'gpt2' | 'llama';
+  vocabSize: number;
+  hiddenSize: number;
+  numLayers: number;
+  /** A divisor of hiddenSize. */
+  numHeads: number;
+  /** K/V heads for grouped-query attention, a divisor of numHeads (default numHeads). */
+  numKvHeads?: number;
+  /** The MLP's width; 0 (default) leaves the MLP out: an attention-only model. */
+  intermediateSize?: number;
+  /** Rows of the learned position table (positions 'learned': required, the longest T). */
+  maxPositions?: number;
+  /** Default 'learned' (not in the llama format). */
+  positions?: 'learned' | 'rotary' | 'none';
+  /** Rotary positions' base (default 10000); head_dim must be even. */
+  rotaryBase?: number;
+  /** Default 'layer' (LayerNorm with bias); 'rms' is Llama's RMSNorm. */
+  norm?: 'layer' | 'rms';
+  normEps?: number;
+  /** Default 'gelu' (GPT-2's tanh form); 'swiglu' (llama format) is down(silu(gate(x)) * up(x)). */
+  mlp?: 'gelu' | 'swiglu';
+  /** Biases on the projections (default true). */
+  bias?: boolean;
+  /** The unembedding is the token embedding (default true). */
+  tieEmbeddings?: boolean;
+  /** > 0: each token sees itself and the window - 1 tokens before it (default 0: all before it). */
+  window?: number;
+  /** The initialisation's seed (GPT-2's: N(0, 0.02^2), residual projections scaled down). */
+  seed?: number;
+}
+
+/** AdamW's options for CausalLM.trainStep. */
+export interface AdamWOptions {
+  /** Default 1e-3. */
+  lr?: number;
+  /** Default [0.9, 0.999]. */
+  betas?: [number, number];
+  /** Default 1e-8. */
+  eps?: number;
+  /** Decoupled, on the tensors of 2 or more dims (default 0). */
+  weightDecay?: number;
+  /** The gradients' global norm is clipped to this first (default 0: no clipping). */
+  clip?: number;
+  /** Targets equal to pad are left out of the loss. */
+  pad?: number;
+}
+
+/**
+ * A decoder-only language model in GPT-2's and Llama's shapes, its parameters under Hugging
+ * Face's names and layouts: pre-norm blocks x + attention(norm1(x)), x + mlp(norm2(x)), a final
+ * norm, logits by the (tied) unembedding; causal attention with grouped-query heads, rotary
+ * positions and a sliding window through the fused kernel.
+ */
+export interface CausalLM {
+  /** The configuration with its defaults filled in. */
+  readonly config: Readonly<Required<CausalLMConfig>>;
+  /** The parameters, in Hugging Face's order, with shapes (a tied model has no lm_head here). */
+  readonly parameters: { name: string; shape: number[] }[];
+  /** AdamW steps taken so far. */
+  readonly optimizerSteps: number;
+  /** tokens [B, T] -> logits [B, T, vocabSize]; with attention, one [B, numHeads, T, T] map per layer. */
+  forward(tokens: Tokens, options?: { attention?: boolean }): { logits: Tensor; attention?: Tensor[] };
+  /**
+   * tokens [B, T + 1] -> the mean next-token cross-entropy of tokens[:, 1:] given tokens[:, :T]
+   * (targets equal to pad left out) and every parameter's gradient.
+   */
+  lossAndGradients(tokens: Tokens, options?: { pad?: number }): { loss: number; gradients: Record<string, Tensor> };
+  /** One clipped AdamW step; returns the loss before it. */
+  trainStep(tokens: Tokens, options?: AdamWOptions): number;
+  /**
+   * Loads Hugging Face's state dict (e.g. a checkpoint through readSafetensors); all or nothing.
+   * A tied model takes lm_head.weight only with the embedding's values, or without it.
+   */
+  loadStateDict(dict: Record<string, Tensor<Float32Array | Int32Array | Uint8Array>>): this;
+  /** The state dict under Hugging Face's names; a tied model lists lm_head.weight too. */
+  stateDict(): Record<string, Tensor>;
+  /** Frees the wasm memory; a later call is a TypeError "CausalLM: used after dispose()". */
+  dispose(): void;
+}
+
+/** The CausalLM class: `new attn.CausalLM(config)`, or a preset with its sizes. */
+export interface CausalLMClass {
+  new (config: CausalLMConfig): CausalLM;
+  /** GPT-2's shape: learned positions, LayerNorm, GELU, biases, tied embeddings. */
+  gpt2(overrides: Partial<CausalLMConfig>): CausalLM;
+  /** Llama's shape: rotary positions, RMSNorm (1e-6), SwiGLU, no biases, untied. */
+  llama(overrides: Partial<CausalLMConfig>): CausalLM;
+}
+
 /**
  * Positions for rotary embeddings: n entries (every batch row) as an Int32Array or number[], or a
  * tensor of shape [n] or [B, n] (one row of positions per batch row, shared by its heads). Each an
@@ -685,6 +777,7 @@ export interface Attention {
   MultiHeadAttention: new (config: MultiHeadConfig) => MultiHeadAttention;
   Seq2SeqAttention: new (config: Seq2SeqConfig) => Seq2SeqAttention;
   Transformer: new (config: TransformerConfig) => Transformer;
+  CausalLM: CausalLMClass;
   KVCache: new (config: KVCacheConfig) => KVCache;
   readSafetensors: typeof readSafetensors;
   writeSafetensors: typeof writeSafetensors;

@@ -8,6 +8,7 @@ import { readSafetensors } from './safetensors.js';
 import { writeSafetensors } from './safetensors-write.js';
 import { createSeq2SeqClass } from './seq2seq.js';
 import { createTransformerClass } from './transformer.js';
+import { createCausalLMClass } from './causal-lm.js';
 import { describe } from './arguments.js';
 import { installRelaxedKernels, relaxedSimdSupported } from './relaxed.js';
 import { check } from './heap.js';
@@ -188,6 +189,7 @@ export async function loadAttention(options = {}) {
     MultiHeadAttention: createMultiHeadAttentionClass(module, kvCache),
     Seq2SeqAttention: createSeq2SeqClass(module),
     Transformer: createTransformerClass(module),
+    CausalLM: createCausalLMClass(module),
     readSafetensors,
     writeSafetensors,
   });

@@ -35,6 +35,13 @@ const CausalLMConfig& checked(const CausalLMConfig& c) {
   }
   if (c.window < 0) detail::fail("window", "an integer >= 0 (0: none)", count(c.window));
   detail::require_positive_finite("norm_eps", c.norm_eps);
+  // Hugging Face has a name for neither.
+  if (c.format == CheckpointFormat::Gpt2 && c.mlp == MlpKind::SwiGlu && c.intermediate_size > 0) {
+    detail::fail("mlp", "'gelu' in the gpt2 format (SwiGLU needs the llama format)", "'swiglu'");
+  }
+  if (c.format == CheckpointFormat::Llama && c.positions == PositionKind::Learned) {
+    detail::fail("positions", "'rotary' or 'none' in the llama format", "'learned'");
+  }
   if (c.positions == PositionKind::Learned && c.max_positions < 1) {
     detail::fail("max_positions", "an integer >= 1 with learned positions", count(c.max_positions));
   }
@@ -44,13 +51,6 @@ const CausalLMConfig& checked(const CausalLMConfig& c) {
       detail::fail("num_heads", "an even head_dim (hidden_size / num_heads) with rotary positions",
                    count(c.num_heads) + " heads of " + count(c.hidden_size / c.num_heads));
     }
-  }
-  // Hugging Face has a name for neither.
-  if (c.format == CheckpointFormat::Gpt2 && c.mlp == MlpKind::SwiGlu && c.intermediate_size > 0) {
-    detail::fail("mlp", "'gelu' in the gpt2 format (SwiGLU needs the llama format)", "'swiglu'");
-  }
-  if (c.format == CheckpointFormat::Llama && c.positions == PositionKind::Learned) {
-    detail::fail("positions", "'rotary' or 'none' in the llama format", "'learned'");
   }
   return c;
 }

@@ -1,0 +1,125 @@
+// CausalLM in the three builds, against GPT-2 and Llama written out in PyTorch as Hugging Face
+// defines them (tests/fixtures/causal_lm, written by scripts/fixtures/causal_lm.py): logits and
+// every attention map, loss, every gradient, two clipped AdamW steps, the state dict under HF's
+// names (a tied model's lm_head.weight included); then the presets and the errors.
+
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+
+import { backends, labelOf } from './backends.js';
+import * as fx from './fixtures.js';
+
+const cases = fx.loadFixture('causal_lm/causal_lm.json');
+
+const ints = ({ data, shape }) => ({ data: Int32Array.from(data), shape: [...shape] });
+const close = (got, want) => Math.abs(got - want) <= 2e-4 * Math.abs(want);
+
+// The fixture's config (snake_case, 'none' for no MLP) as the API's.
+function configOf(c) {
+  return {
+    format: c.format, vocabSize: c.vocab_size, hiddenSize: c.hidden_size, numLayers: c.num_layers,
+    numHeads: c.num_heads, numKvHeads: c.num_kv_heads, intermediateSize: c.intermediate_size,
+    maxPositions: c.max_positions, positions: c.positions, rotaryBase: c.rotary_base ?? undefined,
+    norm: c.norm, normEps: c.norm_eps, mlp: c.mlp === 'none' ? undefined : c.mlp, bias: c.bias,
+    tieEmbeddings: c.tie_embeddings,
+  };
+}
+
+function modelOf(attn, inputs) {
+  const dict = Object.fromEntries(Object.entries(inputs.state_dict).map(([name, t]) => [name, fx.floatTensor(t)]));
+  return new attn.CausalLM(configOf(inputs.config)).loadStateDict(dict);
+}
+
+// tokens[:, :T] of the fixture's [B, T + 1].
+function inputsOf({ data, shape: [B, T1] }) {
+  const out = new Int32Array(B * (T1 - 1));
+  for (let b = 0; b < B; b++) out.set(data.slice(b * T1, (b + 1) * T1 - 1), b * (T1 - 1));
+  return { data: out, shape: [B, T1 - 1] };
+}
+
+for (const attn of backends) {
+  describe(`CausalLM against GPT-2 and Llama in PyTorch (${labelOf(attn)})`, () => {
+    for (const { name, inputs, options, expected } of cases) {
+      const pad = inputs.config.pad ?? undefined;
+
+      test(`${name}: logits, attention maps, loss and gradients`, () => {
+        const m = modelOf(attn, inputs);
+        const out = m.forward(inputsOf(inputs.tokens), { attention: true });
+        fx.assertFixtureClose(out.logits, expected.logits, expected, 'logits');
+        assert.equal(out.attention.length, expected.attentions.length);
+        expected.attentions.forEach((want, l) => fx.assertFixtureClose(out.attention[l], want, want, `layer ${l}`));
+        assert.equal(m.forward(inputsOf(inputs.tokens)).attention, undefined);
+        const { loss, gradients } = m.lossAndGradients(ints(inputs.tokens), { pad });
+        assert.ok(close(loss, expected.loss), `loss ${loss} vs ${expected.loss}`);
+        fx.assertNamedClose(gradients, expected.gradients, expected, 'gradient of');
+        m.dispose();
+      });
+
+      test(`${name}: the state dict under Hugging Face's names, then two clipped AdamW steps`, () => {
+        const m = modelOf(attn, inputs);
+        assert.deepEqual(Object.keys(m.stateDict()), Object.keys(inputs.state_dict));
+        fx.assertNamedClose(m.stateDict(), inputs.state_dict, inputs, 'state dict');
+        const { lr, betas, eps, weight_decay: weightDecay, clip } = options.adamw;
+        for (const want of expected.adamw.losses) {
+          const loss = m.trainStep(ints(inputs.tokens), { lr, betas, eps, weightDecay, clip, pad });
+          assert.ok(close(loss, want), `loss ${loss} vs ${want}`);
+        }
+        assert.equal(m.optimizerSteps, 2);
+        // Entries whose exact gradient is 0 take AdamW steps of up to lr on rounding: within 3 lr.
+        const dict = m.stateDict();
+        for (const [entry, want] of Object.entries(expected.adamw.state_dict)) {
+          const [first, last] = expected.zero_gradient_entries[entry] ?? [0, 0];
+          const peak = Math.max(...want.data.map(Math.abs));
+          dict[entry].data.forEach((got, i) => {
+            const bound = i >= first && i < last ? 3 * lr : 2e-4 * peak;
+            assert.ok(Math.abs(got - want.data[i]) <= bound, `${entry}[${i}]: ${got} vs ${want.data[i]}`);
+          });
+        }
+        m.dispose();
+      });
+    }
+
+    test('the presets: GPT-2 and Llama shapes under their names, overridable', () => {
+      const gpt2 = attn.CausalLM.gpt2({ vocabSize: 11, hiddenSize: 8, numLayers: 1, numHeads: 2, maxPositions: 4, intermediateSize: 16 });
+      assert.equal(gpt2.config.positions, 'learned');
+      assert.deepEqual(gpt2.parameters.map((p) => p.name).slice(0, 2), ['transformer.wte.weight', 'transformer.wpe.weight']);
+      assert.deepEqual(gpt2.parameters.find((p) => p.name.endsWith('c_attn.weight')).shape, [8, 24]);
+      assert.ok('lm_head.weight' in gpt2.stateDict());
+      const llama = attn.CausalLM.llama({ vocabSize: 13, hiddenSize: 8, numLayers: 1, numHeads: 4, numKvHeads: 2, intermediateSize: 12, tieEmbeddings: true });
+      assert.equal(llama.config.norm, 'rms');
+      assert.deepEqual(llama.parameters.find((p) => p.name.endsWith('k_proj.weight')).shape, [4, 8]);
+      // Tied: lm_head.weight comes back in the state dict and loads with the embedding's values, or without.
+      const dict = llama.stateDict();
+      llama.loadStateDict(dict);
+      const { 'lm_head.weight': _, ...without } = dict;
+      llama.loadStateDict(without);
+      dict['lm_head.weight'].data[0] += 1;
+      assert.throws(() => llama.loadStateDict(dict), { name: 'RangeError', message: /lm_head\.weight.*tied/ });
+      gpt2.dispose();
+      llama.dispose();
+    });
+
+    test('bad configs, tokens and options name what does not fit; the model keeps working', () => {
+      const base = { format: 'llama', positions: 'rotary', norm: 'rms', mlp: 'swiglu', vocabSize: 10, hiddenSize: 8, numLayers: 1, numHeads: 2 };
+      assert.throws(() => new attn.CausalLM({ ...base, numKvHeads: 3 }), { name: 'RangeError', message: /^numKvHeads: .*got 3/ });
+      assert.throws(() => new attn.CausalLM({ ...base, norm: 'batch' }), { name: 'RangeError', message: /^norm: expected 'layer' \| 'rms', got 'batch'/ });
+      assert.throws(() => new attn.CausalLM({ ...base, positions: 'learned' }), { name: 'RangeError', message: /^positions: / });
+      assert.throws(() => new attn.CausalLM({ ...base, vocabSize: 0 }), { name: 'RangeError', message: /^vocabSize: / });
+      assert.throws(() => new attn.CausalLM({ ...base, bias: 1 }), { name: 'TypeError', message: /^bias: / });
+      assert.throws(() => attn.CausalLM.gpt2({ vocabSize: 10, hiddenSize: 8, numLayers: 1, numHeads: 2 }), { name: 'RangeError', message: /^maxPositions: / });
+      const m = new attn.CausalLM(base);
+      const tokens = { data: Int32Array.of(1, 2, 3), shape: [1, 3] };
+      assert.throws(() => m.forward({ data: Int32Array.of(1, 10), shape: [1, 2] }), { name: 'RangeError', message: /^tokens: .*10/ });
+      assert.throws(() => m.forward({ data: Float32Array.of(1, 2), shape: [1, 2] }), { name: 'TypeError', message: /^tokens\.data: expected Int32Array/ });
+      assert.throws(() => m.lossAndGradients({ data: Int32Array.of(1), shape: [1, 1] }), { name: 'RangeError', message: /^tokens: .*T \+ 1/ });
+      assert.throws(() => m.trainStep(tokens, { betas: [0.9, 1] }), { name: 'RangeError', message: /^betas\[1\]: / });
+      assert.throws(() => m.trainStep(tokens, { weightDecay: -1 }), { name: 'RangeError', message: /^weightDecay: / });
+      assert.throws(() => m.trainStep(tokens, { betas: 0.9 }), { name: 'TypeError', message: /^betas: / });
+      assert.equal(m.optimizerSteps, 0);
+      assert.ok(Number.isFinite(m.trainStep(tokens, { lr: 1e-2 })));
+      assert.equal(m.optimizerSteps, 1);
+      m.dispose();
+      assert.throws(() => m.forward(tokens), { name: 'TypeError', message: /used after dispose/ });
+    });
+  });
+}
