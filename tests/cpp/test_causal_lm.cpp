@@ -247,10 +247,14 @@ TEST_CASE("CausalLM names the config field, token or state-dict entry that does 
   REQUIRE_THROWS_WITH(
       attn::CausalLM(with([](auto& c) { c.positions = attn::PositionKind::Learned; })),
       Contains("positions"));
+  REQUIRE_THROWS_WITH(
+      attn::CausalLM(with([](auto& c) { c.format = attn::CheckpointFormat::Gpt2; })),
+      Contains("mlp") && Contains("swiglu"));
   REQUIRE_THROWS_WITH(attn::CausalLM(with([](auto& c) { c.norm_eps = 0.0f; })),
                       Contains("norm_eps"));
   REQUIRE_THROWS_WITH(attn::CausalLM(with([](auto& c) {
                         c.format = attn::CheckpointFormat::Gpt2;
+                        c.mlp = attn::MlpKind::Gelu;
                         c.positions = attn::PositionKind::Learned;
                         c.max_positions = 0;
                       })),
