@@ -4,9 +4,11 @@
 // fixtures' rule |got - want| <= 2e-4 * max|want| per tensor). Then what the fixtures cannot
 // show: the same bits on every thread count, and the errors.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <fstream>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -177,30 +179,164 @@ TEST_CASE("two clipped CausalLM AdamW steps match torch.optim.AdamW after clip_g
   }
 }
 
-TEST_CASE("CausalLM's greedy continuation of the fixture's prompts, re-running the prefix",
+namespace {
+
+// Greedy continuation by re-running the whole prefix through forward() at every step.
+std::vector<int32_t> rerun_greedy(const attn::CausalLM& model, std::vector<int32_t> tokens,
+                                  Index batch, Index steps, Index new_tokens) {
+  const Index vocab = model.config().vocab_size;
+  for (Index n = 0; n < new_tokens; ++n) {
+    const auto out = model.forward({tokens.data(), batch, steps});
+    std::vector<int32_t> next;
+    for (Index b = 0; b < batch; ++b) {
+      next.insert(next.end(), tokens.begin() + b * steps, tokens.begin() + (b + 1) * steps);
+      const float* row = out.logits.data.data() + ((b + 1) * steps - 1) * vocab;
+      next.push_back(static_cast<int32_t>(std::max_element(row, row + vocab) - row));
+    }
+    tokens = std::move(next);
+    ++steps;
+  }
+  return tokens;
+}
+
+attn::GenerateOptions greedy(Index new_tokens) {
+  attn::GenerateOptions options;
+  options.max_new_tokens = new_tokens;
+  options.temperature = 0.0f;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("CausalLM's greedy generation through its KV caches continues the fixture's prompts",
           "[causal_lm][fixtures]") {
   for (const auto& c : fixtures::load("causal_lm/causal_lm.json")) {
     DYNAMIC_SECTION(c.name) {
       const LMCase s(c);
       const json& g = c.options.at("generate");
-      std::vector<int32_t> tokens = fixtures::data_of<int32_t>(g.at("prompt"));
+      const std::vector<int32_t> prompt = fixtures::data_of<int32_t>(g.at("prompt"));
       const Index batch = fixtures::shape_of(g.at("prompt"))[0];
-      Index steps = fixtures::shape_of(g.at("prompt"))[1];
-      const Index vocab = s.model.config().vocab_size;
-      for (int n = 0; n < g.at("max_new_tokens").get<int>(); ++n) {
-        const auto out = s.model.forward({tokens.data(), batch, steps});
-        std::vector<int32_t> next;
-        for (Index b = 0; b < batch; ++b) {
-          next.insert(next.end(), tokens.begin() + b * steps, tokens.begin() + (b + 1) * steps);
-          const float* row = out.logits.data.data() + ((b + 1) * steps - 1) * vocab;
-          next.push_back(static_cast<int32_t>(std::max_element(row, row + vocab) - row));
-        }
-        tokens = std::move(next);
-        ++steps;
-      }
-      CHECK(tokens == fixtures::data_of<int32_t>(c.expected.at("generate").at("tokens")));
+      const Index steps = fixtures::shape_of(g.at("prompt"))[1];
+      const Index new_tokens = g.at("max_new_tokens").get<Index>();
+      const auto want = fixtures::data_of<int32_t>(c.expected.at("generate").at("tokens"));
+      const attn::Generation got =
+          s.model.generate({prompt.data(), batch, steps}, greedy(new_tokens));
+      CHECK(got.steps == steps + new_tokens);
+      CHECK(got.tokens == want);
+      CHECK(got.lengths == std::vector<int32_t>(static_cast<size_t>(batch),
+                                                static_cast<int32_t>(steps + new_tokens)));
+      CHECK(rerun_greedy(s.model, prompt, batch, steps, new_tokens) == want);
     }
   }
+}
+
+TEST_CASE("with a window, cached generation equals re-running the windowed forward",
+          "[causal_lm][fixtures]") {
+  for (const auto& c : fixtures::load("causal_lm/causal_lm.json")) {
+    if (c.inputs.at("config").at("positions") == "learned") continue;  // 12 positions only
+    DYNAMIC_SECTION(c.name) {
+      attn::CausalLMConfig config = config_of(c.inputs.at("config"));
+      config.window = 3;
+      attn::CausalLM model(config);
+      model.load_state_dict(entries_of(c.inputs.at("state_dict")));
+      const std::vector<int32_t> prompt = fixtures::data_of<int32_t>(c.inputs.at("tokens"));
+      const Index batch = 2, steps = 7, new_tokens = 9;
+      const attn::Generation got =
+          model.generate({prompt.data(), batch, steps}, greedy(new_tokens));
+      CHECK(got.tokens == rerun_greedy(model, prompt, batch, steps, new_tokens));
+    }
+  }
+}
+
+TEST_CASE("sampled tokens follow the tempered softmax within top-k and top-p, and the seed",
+          "[causal_lm][sampling]") {
+  const auto cases = fixtures::load("causal_lm/causal_lm.json");
+  const LMCase s(cases[1]);  // llama: 13 tokens
+  const Index vocab = s.model.config().vocab_size, rows = 4000;
+  const std::vector<int32_t> one{8, 4, 8};
+  std::vector<int32_t> prompt;
+  for (Index b = 0; b < rows; ++b) prompt.insert(prompt.end(), one.begin(), one.end());
+  const auto out = s.model.forward({one.data(), 1, 3});
+  const float* logits = out.logits.data.data() + 2 * vocab;
+  std::vector<int32_t> order(static_cast<size_t>(vocab));
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+
+  struct Setting {
+    float temperature;
+    Index top_k;
+    float top_p;
+  };
+  for (const Setting& setting : {Setting{1.0f, 0, 1.0f}, Setting{0.7f, 4, 1.0f},
+                                 Setting{1.5f, 0, 0.6f}, Setting{2.0f, 6, 0.8f}}) {
+    // The reference distribution in double: tempered softmax over the top-k, then the nucleus.
+    std::vector<double> p(static_cast<size_t>(vocab), 0.0);
+    const size_t k = setting.top_k ? static_cast<size_t>(setting.top_k) : order.size();
+    double total = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+      p[static_cast<size_t>(order[i])] =
+          std::exp((double{logits[order[i]]} - logits[order[0]]) / setting.temperature);
+      total += p[static_cast<size_t>(order[i])];
+    }
+    double before = 0.0, kept = 0.0;
+    for (size_t i = 0; i < k; ++i) {
+      double& q = p[static_cast<size_t>(order[i])];
+      if (before >= setting.top_p * total) q = 0.0;
+      before += q > 0.0 ? q : 0.0;
+      kept += q;
+    }
+    attn::GenerateOptions options;
+    options.temperature = setting.temperature;
+    options.top_k = setting.top_k;
+    options.top_p = setting.top_p;
+    options.seed = 42;
+    const attn::Generation got = s.model.generate({prompt.data(), rows, 3}, options);
+    std::vector<double> counts(static_cast<size_t>(vocab), 0.0);
+    for (Index b = 0; b < rows; ++b) counts[static_cast<size_t>(got.tokens[b * 4 + 3])] += 1.0;
+    for (Index t = 0; t < vocab; ++t) {
+      const double want = p[static_cast<size_t>(t)] / kept;
+      const double sigma = std::sqrt(want * (1.0 - want) / static_cast<double>(rows));
+      INFO("temperature " << setting.temperature << " top_k " << setting.top_k << " top_p "
+                          << setting.top_p << " token " << t);
+      if (want == 0.0) {
+        CHECK(counts[static_cast<size_t>(t)] == 0.0);  // outside top-k or top-p: never
+      } else {
+        CHECK(std::abs(counts[static_cast<size_t>(t)] / rows - want) <= 4.5 * sigma + 1e-9);
+      }
+    }
+    CHECK(s.model.generate({prompt.data(), rows, 3}, options).tokens == got.tokens);
+  }
+
+  attn::GenerateOptions options;
+  options.max_new_tokens = 5;
+  options.seed = 1;
+  const attn::Generation first = s.model.generate({one.data(), 1, 3}, options);
+  options.seed = 2;
+  std::vector<std::vector<int32_t>> others;
+  for (uint64_t seed = 2; seed < 6; ++seed) {
+    options.seed = seed;
+    others.push_back(s.model.generate({one.data(), 1, 3}, options).tokens);
+  }
+  CHECK(
+      std::any_of(others.begin(), others.end(), [&](const auto& t) { return t != first.tokens; }));
+  options.top_k = 1;  // one token left: greedy
+  CHECK(s.model.generate({one.data(), 1, 3}, options).tokens ==
+        s.model.generate({one.data(), 1, 3}, greedy(5)).tokens);
+}
+
+TEST_CASE("a row ends at its first eos; the rest of it is eos", "[causal_lm][sampling]") {
+  const auto cases = fixtures::load("causal_lm/causal_lm.json");
+  const LMCase s(cases[1]);
+  const std::vector<int32_t> prompt{8, 4, 8, 2, 10, 3};
+  const attn::Generation plain = s.model.generate({prompt.data(), 2, 3}, greedy(4));
+  attn::GenerateOptions options = greedy(4);
+  options.eos = plain.tokens[4];  // row 0's second new token
+  const attn::Generation ended = s.model.generate({prompt.data(), 2, 3}, options);
+  CHECK(ended.lengths[0] == 5);
+  const std::vector<int32_t> row0(ended.tokens.begin(), ended.tokens.begin() + 7);
+  CHECK(row0 ==
+        std::vector<int32_t>{8, 4, 8, plain.tokens[3], plain.tokens[4], options.eos, options.eos});
 }
 
 TEST_CASE("CausalLM's loss and gradients are the same bits on 1, 2 and 3 threads",
@@ -269,6 +405,29 @@ TEST_CASE("CausalLM names the config field, token or state-dict entry that does 
   options.beta2 = 1.0f;
   REQUIRE_THROWS_WITH(model.train_step({good.data(), 1, 3}, options), Contains("beta2"));
   CHECK(model.optimizer_steps() == 0);
+
+  auto generate_with = [&](auto change) {
+    attn::GenerateOptions o;
+    change(o);
+    return model.generate({good.data(), 1, 3}, o);
+  };
+  REQUIRE_THROWS_WITH(generate_with([](auto& o) { o.temperature = -1.0f; }),
+                      Contains("temperature"));
+  REQUIRE_THROWS_WITH(generate_with([](auto& o) { o.top_p = 0.0f; }), Contains("top_p"));
+  REQUIRE_THROWS_WITH(generate_with([](auto& o) { o.top_k = -1; }), Contains("top_k"));
+  REQUIRE_THROWS_WITH(generate_with([](auto& o) { o.eos = 10; }), Contains("eos"));
+  REQUIRE_THROWS_WITH(generate_with([](auto& o) { o.max_new_tokens = -1; }),
+                      Contains("max_new_tokens"));
+  REQUIRE_THROWS_WITH(model.generate({bad.data(), 1, 3}, {}), Contains("prompt"));
+  attn::CausalLMConfig learned = attn::CausalLMConfig::gpt2();
+  learned.vocab_size = 10;
+  learned.hidden_size = 8;
+  learned.max_positions = 6;
+  const attn::CausalLM short_model(learned);
+  attn::GenerateOptions too_long;
+  too_long.max_new_tokens = 4;
+  REQUIRE_THROWS_WITH(short_model.generate({good.data(), 1, 3}, too_long),
+                      Contains("max_new_tokens") && Contains("max_positions 6"));
 
   std::vector<attn::NamedTensor> state = model.state_dict();
   const attn::NamedTensor last = state.back();

@@ -78,6 +78,24 @@ struct AdamWOptions {
   float clip = 0.0f;
 };
 
+struct GenerateOptions {
+  Index max_new_tokens = 1;  // >= 0
+  // 0: greedy (the most likely token); > 0: a draw from softmax(logits / temperature), limited
+  // to the top_k most likely tokens (0: all) and then to the most likely ones whose
+  // probabilities before them sum to less than top_p (in (0, 1]), as Hugging Face's warpers do.
+  float temperature = 1.0f;
+  Index top_k = 0;
+  float top_p = 1.0f;
+  uint64_t seed = 0;  // the draws: the same seed gives the same tokens
+  int32_t eos = -1;   // >= 0: a row ends at its first eos, padded with eos after it
+};
+
+struct Generation {
+  Index batch = 0, steps = 0;    // steps = the prompt's T0 + max_new_tokens
+  std::vector<int32_t> tokens;   // [batch, steps]: the prompt, then the new tokens
+  std::vector<int32_t> lengths;  // [batch]: tokens up to and including the first new eos
+};
+
 class CausalLM {
  public:
   // Throws std::invalid_argument naming the field that does not fit.
@@ -105,6 +123,11 @@ class CausalLM {
 
   // One AdamW step on loss_and_gradients' gradients; returns the loss before the step.
   float train_step(TokenBatch tokens, const AdamWOptions& options, int32_t pad = -1);
+
+  // Continues prompt [B, T0] by max_new_tokens tokens, each layer's keys and values kept in a KV
+  // cache (grouped heads, rotary keys, the window), so each new token costs one position's work.
+  // Throws std::invalid_argument naming the option or token that does not fit.
+  Generation generate(TokenBatch prompt, const GenerateOptions& options) const;
 
   int64_t optimizer_steps() const { return adam_.steps(); }
 

@@ -5,6 +5,7 @@
 
 #include "attn/cross_entropy.hpp"
 #include "checks.hpp"
+#include "models/causal_lm_decoder.hpp"
 #include "models/causal_lm_parameters.hpp"
 #include "models/causal_lm_pass.hpp"
 #include "models/model_inputs.hpp"
@@ -106,6 +107,31 @@ void check_adamw(const AdamWOptions& o) {
   }
 }
 
+void check_generate(const CausalLMConfig& c, TokenBatch prompt, const GenerateOptions& o) {
+  if (o.max_new_tokens < 0) {
+    detail::fail("max_new_tokens", "an integer >= 0", count(o.max_new_tokens));
+  }
+  check_tokens(c, "prompt", prompt, prompt.steps);
+  if (c.positions == PositionKind::Learned && prompt.steps + o.max_new_tokens > c.max_positions) {
+    detail::fail("max_new_tokens",
+                 "at most max_positions " + count(c.max_positions) + " - the prompt's " +
+                     count(prompt.steps) + " positions",
+                 count(o.max_new_tokens));
+  }
+  if (!(o.temperature >= 0.0f && std::isfinite(o.temperature))) {
+    detail::fail("temperature", "a finite number >= 0 (0: greedy)",
+                 detail::number_string(o.temperature));
+  }
+  if (o.top_k < 0) detail::fail("top_k", "an integer >= 0 (0: every token)", count(o.top_k));
+  if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) {
+    detail::fail("top_p", "a number in (0, 1]", detail::number_string(o.top_p));
+  }
+  if (o.eos < -1 || o.eos >= c.vocab_size) {
+    detail::fail("eos", "a token id in [0, " + count(c.vocab_size) + ") or -1 (none)",
+                 std::to_string(o.eos));
+  }
+}
+
 }  // namespace
 
 CausalLMConfig CausalLMConfig::gpt2() { return {}; }
@@ -189,6 +215,11 @@ CausalLMLoss CausalLM::loss_and_gradients(TokenBatch tokens, int32_t pad) const 
   std::vector<float> gradients(p.values.size(), 0.0f);
   const float loss = loss_into(config_, p, tokens, pad, gradients.data());
   return {loss, p.named(gradients.data())};
+}
+
+Generation CausalLM::generate(TokenBatch prompt, const GenerateOptions& options) const {
+  check_generate(config_, prompt, options);
+  return detail::causal_lm_generate(config_, *parameters_, prompt, options);
 }
 
 float CausalLM::train_step(TokenBatch tokens, const AdamWOptions& options, int32_t pad) {

@@ -6,8 +6,7 @@
 #include <vector>
 
 #include "attn/attention.hpp"
-#include "attn/causal_lm.hpp"
-#include "models/causal_lm_parameters.hpp"
+#include "models/causal_lm_layers.hpp"
 
 namespace attn::detail {
 
@@ -23,6 +22,8 @@ class CausalLMPass {
   void backward(const Matrix& dlogits, float* gradients) const;
 
  private:
+  using Layer = CausalLM::Parameters::Layer;
+
   struct LayerRun {
     Matrix input;                // the residual stream entering the layer
     Matrix normed1;              // norm1(input)
@@ -32,25 +33,14 @@ class CausalLMPass {
     Matrix normed2, up, hidden;  // norm2(middle), the MLP's first layer, its activation
   };
 
-  Matrix norm(const CausalLM::Parameters::Norm& ids, const Matrix& x) const;
-  Matrix norm_backward(const CausalLM::Parameters::Norm& ids, const Matrix& x, const Matrix& dy,
-                       float* gradients) const;
-  Matrix project_all(const std::vector<CausalLM::Parameters::Projection>& projections,
-                     const Matrix& x) const;
-  Matrix project_all_backward(const std::vector<CausalLM::Parameters::Projection>& projections,
-                              const Matrix& x, const Matrix& dy, float* gradients) const;
-  void attend(const CausalLM::Parameters::Layer& ids, LayerRun& run, Tensor3* weights) const;
+  void attend(const Layer& ids, LayerRun& run, Tensor3* weights) const;
   // Returns d input of the layer given d output.
-  Matrix layer_backward(const CausalLM::Parameters::Layer& ids, const LayerRun& run, Matrix dx,
-                        float* gradients) const;
+  Matrix layer_backward(const Layer& ids, const LayerRun& run, Matrix dx, float* gradients) const;
 
-  const CausalLMConfig& config_;
-  const CausalLM::Parameters& p_;
-  const float* values_;
+  CausalLMLayers layers_;
   TokenBatch tokens_;
-  Index heads_, kv_heads_, head_dim_;
   AttentionOptions attention_;
-  std::vector<LayerRun> layers_;
+  std::vector<LayerRun> runs_;
   Matrix output_;  // the residual stream after the last layer
   Matrix normed_;  // final_norm(output_)
   Matrix logits_;

@@ -1,0 +1,125 @@
+#include "causal_lm_layers.hpp"
+
+#include "attn/activations.hpp"
+#include "attn/embedding.hpp"
+#include "attn/layer_norm.hpp"
+#include "attn/rms_norm.hpp"
+#include "kernels/gemm.hpp"
+
+namespace attn::detail {
+
+CausalLMLayers::CausalLMLayers(const CausalLMConfig& config, const Parameters& parameters)
+    : config_(config),
+      p_(parameters),
+      values_(parameters.values.data()),
+      heads_(config.num_heads),
+      kv_heads_(config.num_kv_heads ? config.num_kv_heads : config.num_heads),
+      head_dim_(config.hidden_size / config.num_heads) {}
+
+Matrix CausalLMLayers::embed(TokenBatch tokens, Index first) const {
+  Matrix x = embedding(p_.matrix(values_, p_.embedding), tokens.data, tokens.batch * tokens.steps,
+                       "tokens");
+  if (p_.positions >= 0) {
+    const ConstMatrixMap table = p_.matrix(values_, p_.positions);
+    for (Index b = 0; b < tokens.batch; ++b) {
+      x.middleRows(b * tokens.steps, tokens.steps) += table.middleRows(first, tokens.steps);
+    }
+  }
+  return x;
+}
+
+void CausalLMLayers::embed_backward(TokenBatch tokens, const Matrix& dx, float* gradients) const {
+  embedding_backward(tokens.data, tokens.batch * tokens.steps, dx,
+                     p_.matrix(gradients, p_.embedding));
+  if (p_.positions < 0) return;
+  MatrixMap dtable = p_.matrix(gradients, p_.positions);
+  for (Index b = 0; b < tokens.batch; ++b) {
+    dtable.topRows(tokens.steps) += dx.middleRows(b * tokens.steps, tokens.steps);
+  }
+}
+
+Matrix CausalLMLayers::norm(const Parameters::Norm& ids, const Matrix& x) const {
+  const auto weight = p_.vector(values_, ids.weight);
+  if (ids.bias < 0) return rms_norm(x, weight, config_.norm_eps);
+  return layer_norm(x, weight, p_.vector(values_, ids.bias), config_.norm_eps);
+}
+
+Matrix CausalLMLayers::norm_backward(const Parameters::Norm& ids, const Matrix& x, const Matrix& dy,
+                                     float* gradients) const {
+  const auto weight = p_.vector(values_, ids.weight);
+  if (ids.bias < 0) {
+    RmsNormGradients g = rms_norm_backward(x, weight, dy, config_.norm_eps);
+    p_.vector(gradients, ids.weight) += g.dweight;
+    return std::move(g.dx);
+  }
+  LayerNormGradients g = layer_norm_backward(x, weight, dy, config_.norm_eps);
+  p_.vector(gradients, ids.weight) += g.dweight;
+  p_.vector(gradients, ids.bias) += g.dbias;
+  return std::move(g.dx);
+}
+
+Matrix CausalLMLayers::project(const Parameters::Projection& ids, const Matrix& x) const {
+  return p_.project(values_, ids, x);
+}
+
+Matrix CausalLMLayers::project_all(const std::vector<Parameters::Projection>& projections,
+                                   const Matrix& x) const {
+  if (projections.size() == 1) return project(projections[0], x);
+  Index width = 0;
+  for (const auto& projection : projections) width += projection.out;
+  Matrix y(x.rows(), width);
+  Index column = 0;
+  for (const auto& projection : projections) {
+    y.middleCols(column, projection.out) = project(projection, x);
+    column += projection.out;
+  }
+  return y;
+}
+
+Matrix CausalLMLayers::project_all_backward(const std::vector<Parameters::Projection>& projections,
+                                            const Matrix& x, const Matrix& dy,
+                                            float* gradients) const {
+  Matrix dx = Matrix::Zero(x.rows(), x.cols());
+  Index column = 0;
+  for (const auto& projection : projections) {
+    const Matrix part = dy.middleCols(column, projection.out);
+    dx += p_.project_backward(values_, projection, x, part, gradients);
+    column += projection.out;
+  }
+  return dx;
+}
+
+Matrix CausalLMLayers::activate(const Matrix& up) const {
+  return config_.mlp == MlpKind::SwiGlu ? swiglu(up) : gelu_tanh(up);
+}
+
+Matrix CausalLMLayers::activate_backward(const Matrix& up, const Matrix& dhidden) const {
+  return config_.mlp == MlpKind::SwiGlu ? swiglu_backward(up, dhidden)
+                                        : gelu_tanh_backward(up, dhidden);
+}
+
+Tensor3 CausalLMLayers::split(const Matrix& rows, Index first, Index batch, Index heads) const {
+  const Index steps = rows.rows() / batch;
+  Tensor3 out(batch * heads, steps, head_dim_);
+  for (Index b = 0; b < batch; ++b) {
+    for (Index h = 0; h < heads; ++h) {
+      out.view()[b * heads + h] = rows.block(b * steps, first + h * head_dim_, steps, head_dim_);
+    }
+  }
+  return out;
+}
+
+void CausalLMLayers::merge(const Tensor3& split, Index first, Index batch, Matrix& rows) const {
+  const Index heads = split.batch / batch, steps = split.rows;
+  for (Index b = 0; b < batch; ++b) {
+    for (Index h = 0; h < heads; ++h) {
+      rows.block(b * steps, first + h * head_dim_, steps, head_dim_) = split.view()[b * heads + h];
+    }
+  }
+}
+
+Matrix CausalLMLayers::logits(const Matrix& normed) const {
+  return matmul_transposed(normed, p_.matrix(values_, p_.unembedding));
+}
+
+}  // namespace attn::detail
