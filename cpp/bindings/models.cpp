@@ -417,6 +417,24 @@ class CausalLMHandle {
     });
   }
 
+  // tokens [B, T0 + max_new_tokens] and lengths [B] (int32).
+  Status generate(TokenArg prompt, int max_new_tokens, float temperature, int top_k, float top_p,
+                  double seed, int eos, uintptr_t tokens, uintptr_t token_lengths) const {
+    return guarded([&] {
+      attn::GenerateOptions options;
+      options.max_new_tokens = max_new_tokens;
+      options.temperature = temperature;
+      options.top_k = top_k;
+      options.top_p = top_p;
+      options.seed = static_cast<uint64_t>(seed);
+      options.eos = eos;
+      const attn::Generation result = model_->generate(prompt.tokens(), options);
+      std::copy(result.tokens.begin(), result.tokens.end(), reinterpret_cast<int32_t*>(tokens));
+      std::copy(result.lengths.begin(), result.lengths.end(),
+                reinterpret_cast<int32_t*>(token_lengths));
+    });
+  }
+
   double optimizerSteps() const { return static_cast<double>(model_->optimizer_steps()); }
 
  private:
@@ -517,6 +535,7 @@ EMSCRIPTEN_BINDINGS(models) {
       .function("forward", &CausalLMHandle::forward)
       .function("lossAndGradients", &CausalLMHandle::lossAndGradients)
       .function("trainStep", &CausalLMHandle::trainStep)
+      .function("generate", &CausalLMHandle::generate)
       .function("optimizerSteps", &CausalLMHandle::optimizerSteps);
   register_encoder_decoder<attn::Transformer>("TransformerBase");
   class_<TransformerHandle, base<EncoderDecoderHandle<attn::Transformer>>>("Transformer")

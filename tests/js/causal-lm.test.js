@@ -1,7 +1,8 @@
 // CausalLM in the three builds, against GPT-2 and Llama written out in PyTorch as Hugging Face
 // defines them (tests/fixtures/causal_lm, written by scripts/fixtures/causal_lm.py): logits and
 // every attention map, loss, every gradient, two clipped AdamW steps, the state dict under HF's
-// names (a tied model's lm_head.weight included); then the presets and the errors.
+// names (a tied model's lm_head.weight included), greedy generation through the KV caches; then
+// sampling, the presets and the errors.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -78,6 +79,36 @@ for (const attn of backends) {
         m.dispose();
       });
     }
+
+    for (const { name, inputs, options, expected } of cases) {
+      test(`${name}: greedy generation through the KV caches continues the prompts`, () => {
+        const m = modelOf(attn, inputs);
+        const { tokens, lengths } = m.generate(ints(options.generate.prompt), { maxNewTokens: options.generate.max_new_tokens, temperature: 0 });
+        assert.deepEqual(tokens.shape, expected.generate.tokens.shape);
+        assert.deepEqual([...tokens.data], expected.generate.tokens.data);
+        assert.deepEqual([...lengths], [7, 7]);
+        m.dispose();
+      });
+    }
+
+    test('sampling: the same seed the same tokens, top-k 1 is greedy, eos ends a row', () => {
+      const m = modelOf(attn, cases[1].inputs);
+      const prompt = { data: Int32Array.of(8, 4, 8, 2, 10, 3), shape: [2, 3] };
+      const sampled = m.generate(prompt, { maxNewTokens: 6, temperature: 0.9, topP: 0.9, seed: 5 });
+      assert.deepEqual(m.generate(prompt, { maxNewTokens: 6, temperature: 0.9, topP: 0.9, seed: 5 }).tokens.data, sampled.tokens.data);
+      const greedy = m.generate(prompt, { maxNewTokens: 4, temperature: 0 });
+      assert.deepEqual(m.generate(prompt, { maxNewTokens: 4, topK: 1, seed: 3 }).tokens.data, greedy.tokens.data);
+      const eos = greedy.tokens.data[4];
+      const ended = m.generate(prompt, { maxNewTokens: 4, temperature: 0, eos });
+      assert.equal(ended.lengths[0], 5);
+      assert.deepEqual([...ended.tokens.data.slice(5, 7)], [eos, eos]);
+      assert.throws(() => m.generate(prompt, { maxNewTokens: 2, topP: 0 }), { name: 'RangeError', message: /^topP: / });
+      assert.throws(() => m.generate(prompt, { maxNewTokens: 2, temperature: -1 }), { name: 'RangeError', message: /^temperature: / });
+      assert.throws(() => m.generate(prompt, { maxNewTokens: 2, eos: 13 }), { name: 'RangeError', message: /^eos: / });
+      assert.throws(() => m.generate(prompt, {}), { name: 'TypeError', message: /^maxNewTokens: / });
+      assert.throws(() => m.generate(prompt), { name: 'TypeError', message: /^options: / });
+      m.dispose();
+    });
 
     test('the presets: GPT-2 and Llama shapes under their names, overridable', () => {
       const gpt2 = attn.CausalLM.gpt2({ vocabSize: 11, hiddenSize: 8, numLayers: 1, numHeads: 2, maxPositions: 4, intermediateSize: 16 });

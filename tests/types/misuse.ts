@@ -154,6 +154,9 @@ const lmMaps: Tensor[] | undefined = lm.forward(tokens(2, 5), { attention: true 
 const lmLoss: number = lm.trainStep(tokens(2, 6), { lr: 1e-3, betas: [0.9, 0.95], weightDecay: 0.1, clip: 1 });
 // @ts-expect-error: betas are a pair
 lm.trainStep(tokens(2, 6), { betas: 0.9 });
+const continued: Int32Array = lm.generate(tokens(2, 3), { maxNewTokens: 4, temperature: 0.8, topK: 5, topP: 0.9, seed: 1 }).tokens.data;
+// @ts-expect-error: how many tokens to generate is required
+lm.generate(tokens(2, 3), { temperature: 0 });
 lm.loadStateDict(readSafetensors(new Uint8Array(0))).dispose();
 
 export {};

@@ -1,7 +1,7 @@
 // CausalLM: a decoder-only language model in GPT-2's and Llama's shapes (attn/causal_lm.hpp),
 // its parameters under Hugging Face's names (model.js: state dict, dispose()). Here: the
 // configuration and its presets, the forward with every layer's attention map, the next-token
-// loss with its gradients, and the AdamW step. Token tensors are { data: Int32Array, shape }.
+// loss with its gradients, the AdamW step, and generation through a KV cache per layer. Token tensors are { data: Int32Array, shape }.
 
 import { readBoolean, readFloat32, readOptions, readPositiveInteger, readSize, readString, readTensor } from './arguments.js';
 import { check, output, withHeap } from './heap.js';
@@ -13,6 +13,10 @@ const NAMES = {
   vocab_size: 'vocabSize', hidden_size: 'hiddenSize', num_layers: 'numLayers', num_heads: 'numHeads',
   num_kv_heads: 'numKvHeads', intermediate_size: 'intermediateSize', max_positions: 'maxPositions',
   rotary_base: 'rotaryBase', norm_eps: 'normEps', weight_decay: 'weightDecay',
+};
+
+const GENERATE_NAMES = {
+  ...NAMES, max_new_tokens: 'maxNewTokens', top_k: 'topK', top_p: 'topP',
 };
 
 // Each enum of the config: its names in the core's order (the index crosses).
@@ -181,6 +185,33 @@ export function createCausalLMClass(module) {
       return this.#call(record, [loss], (handle, scope, arg, [lossPointer]) => {
         check(handle.trainStep(arg, lr, beta1, beta2, eps, weightDecay, clip, pad, lossPointer), names);
         return scope.take(lossPointer, loss).data[0];
+      });
+    }
+
+    /**
+     * Continues prompt [B, T0] by maxNewTokens tokens with a KV cache per layer -> { tokens:
+     * Int32 [B, T0 + maxNewTokens] (the prompt first; after a row's first eos, eos), lengths:
+     * Int32Array [B] }. temperature 0 is greedy; otherwise each token is drawn from
+     * softmax(logits / temperature) over the topK most likely (0: all), then over the most likely
+     * whose probabilities before them sum to less than topP, as Hugging Face's warpers restrict
+     * it. The same seed gives the same tokens.
+     */
+    generate(prompt, options) {
+      this[HANDLE]();
+      const o = readOptions('options', options, ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'eos'], { required: true });
+      const maxNewTokens = readSize('maxNewTokens', o.maxNewTokens);
+      const temperature = readFloat32('temperature', o.temperature, 1);
+      const topK = readSize('topK', o.topK ?? 0);
+      const topP = readFloat32('topP', o.topP, 1);
+      const seed = readSize('seed', o.seed ?? 0, Number.MAX_SAFE_INTEGER);
+      const eos = o.eos === undefined ? -1 : readSize('eos', o.eos);
+      const record = readTensor('prompt', prompt, { types: ['Int32Array'], expected: [-1, -1] });
+      const [B, T0] = record.shape;
+      const tokens = output('tokens', [B, T0 + maxNewTokens], 'Int32Array');
+      const lengths = output('lengths', [B], 'Int32Array');
+      return this.#call(record, [tokens, lengths], (handle, scope, arg, [tokensPointer, lengthsPointer]) => {
+        check(handle.generate(arg, maxNewTokens, temperature, topK, topP, seed, eos, tokensPointer, lengthsPointer), GENERATE_NAMES);
+        return { tokens: scope.take(tokensPointer, tokens), lengths: scope.take(lengthsPointer, lengths).data };
       });
     }
 

@@ -641,6 +641,15 @@ export interface CausalLM {
   /** One clipped AdamW step; returns the loss before it. */
   trainStep(tokens: Tokens, options?: AdamWOptions): number;
   /**
+   * Continues prompt [B, T0] by maxNewTokens tokens with a KV cache per layer. temperature 0 is
+   * greedy; otherwise a draw from softmax(logits / temperature) over the topK most likely
+   * (default 0: all), then over the most likely whose probabilities before them sum to less
+   * than topP (default 1). The same seed gives the same tokens. A row ends at its first eos.
+   */
+  generate(prompt: Tokens, options: {
+    maxNewTokens: number; temperature?: number; topK?: number; topP?: number; seed?: number; eos?: number;
+  }): { tokens: Tensor<Int32Array>; lengths: Int32Array };
+  /**
    * Loads Hugging Face's state dict (e.g. a checkpoint through readSafetensors); all or nothing.
    * A tied model takes lm_head.weight only with the embedding's values, or without it.
    */
