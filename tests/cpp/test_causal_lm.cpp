@@ -325,7 +325,7 @@ TEST_CASE("sampled tokens follow the tempered softmax within top-k and top-p, an
         s.model.generate({one.data(), 1, 3}, greedy(5)).tokens);
 }
 
-TEST_CASE("a row ends at its first eos; the rest of it is eos", "[causal_lm][sampling]") {
+TEST_CASE("a row ends at its first eos and the rest of it is eos", "[causal_lm][sampling]") {
   const auto cases = fixtures::load("causal_lm/causal_lm.json");
   const LMCase s(cases[1]);
   const std::vector<int32_t> prompt{8, 4, 8, 2, 10, 3};

@@ -28,4 +28,5 @@
 #include "attn/state_dict.hpp"
 #include "attn/tensor.hpp"
 #include "attn/threads.hpp"
+#include "attn/trainable_model.hpp"
 #include "attn/transformer.hpp"

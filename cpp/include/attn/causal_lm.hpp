@@ -22,6 +22,7 @@
 #include "attn/optim.hpp"
 #include "attn/state_dict.hpp"
 #include "attn/tensor.hpp"
+#include "attn/trainable_model.hpp"
 
 namespace attn {
 
@@ -96,19 +97,19 @@ struct Generation {
   std::vector<int32_t> lengths;  // [batch]: tokens up to and including the first new eos
 };
 
-class CausalLM {
+namespace detail {
+struct CausalLMParameters;  // the flat parameter buffer and where each tensor lives in it
+}
+
+class CausalLM : public TrainableModel<CausalLMConfig, detail::CausalLMParameters> {
  public:
+  using Parameters = detail::CausalLMParameters;
+
   // Throws std::invalid_argument naming the field that does not fit.
   explicit CausalLM(const CausalLMConfig& config);
-  ~CausalLM();
-  CausalLM(CausalLM&&) noexcept;
-  CausalLM& operator=(CausalLM&&) noexcept;
 
-  const CausalLMConfig& config() const { return config_; }
-
-  // The parameters in Hugging Face's order and names; a tied model's state dict also lists
-  // lm_head.weight (the embedding's values), as Hugging Face's does.
-  const std::vector<ParameterSpec>& parameters() const;
+  // The parameters (parameters()) are in Hugging Face's order and names; a tied model's state
+  // dict also lists lm_head.weight (the embedding's values), as Hugging Face's does.
   std::vector<NamedTensor> state_dict() const;
   // All or nothing; a tied model accepts lm_head.weight only with the embedding's values.
   // Throws std::invalid_argument naming a missing, extra or mis-shaped entry.
@@ -128,15 +129,6 @@ class CausalLM {
   // cache (grouped heads, rotary keys, the window), so each new token costs one position's work.
   // Throws std::invalid_argument naming the option or token that does not fit.
   Generation generate(TokenBatch prompt, const GenerateOptions& options) const;
-
-  int64_t optimizer_steps() const { return adam_.steps(); }
-
-  struct Parameters;  // the flat parameter buffer and where each tensor lives in it
-
- private:
-  CausalLMConfig config_;
-  std::unique_ptr<Parameters> parameters_;
-  Adam adam_;
 };
 
 }  // namespace attn

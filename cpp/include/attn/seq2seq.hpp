@@ -40,6 +40,7 @@
 #include "attn/optim.hpp"
 #include "attn/state_dict.hpp"
 #include "attn/tensor.hpp"
+#include "attn/trainable_model.hpp"
 
 namespace attn {
 
@@ -73,31 +74,24 @@ struct Seq2SeqTranslation {
   Tensor3 attention;             // [B, max_len, Ts]; rows after eos are 0; empty without attention
 };
 
-class Seq2Seq {
+namespace detail {
+struct Seq2SeqParameters;  // the flat parameter buffer and where each tensor lives in it
+}
+
+// The state-dict entries (parameters(), state_dict(), load_state_dict(): attn/trainable_model.hpp)
+// are in d2l's order and names: encoder.embedding.weight [Vs, E],
+// encoder.rnn.{weight_ih,weight_hh,bias_ih,bias_hh}_l{k}, then (attention only)
+// decoder.attention.W_k.weight [H, H], decoder.attention.W_q.weight [H, H],
+// decoder.attention.w_v.weight [1, H], then decoder.embedding.weight [Vt, E],
+// decoder.rnn.*_l{k} (layer 0's input size E + H), decoder.dense.weight [Vt, H],
+// decoder.dense.bias [Vt]. load_state_dict reads d2l's current encoder spelling
+// "encoder.rnn.rnn.*" (its d2l.GRU wrapper) as "encoder.rnn.*", and likewise for the decoder.
+class Seq2Seq : public TrainableModel<Seq2SeqConfig, detail::Seq2SeqParameters> {
  public:
+  using Parameters = detail::Seq2SeqParameters;
+
   // Throws std::invalid_argument naming the field: sizes must be > 0, dropout in [0, 1).
   explicit Seq2Seq(const Seq2SeqConfig& config);
-  ~Seq2Seq();
-  Seq2Seq(Seq2Seq&&) noexcept;
-  Seq2Seq& operator=(Seq2Seq&&) noexcept;
-
-  const Seq2SeqConfig& config() const { return config_; }
-
-  // The state-dict entries in d2l's order and names: encoder.embedding.weight [Vs, E],
-  // encoder.rnn.{weight_ih,weight_hh,bias_ih,bias_hh}_l{k}, then (attention only)
-  // decoder.attention.W_k.weight [H, H], decoder.attention.W_q.weight [H, H],
-  // decoder.attention.w_v.weight [1, H], then decoder.embedding.weight [Vt, E],
-  // decoder.rnn.*_l{k} (layer 0's input size E + H), decoder.dense.weight [Vt, H],
-  // decoder.dense.bias [Vt].
-  const std::vector<ParameterSpec>& parameters() const;
-  std::vector<NamedTensor> state_dict() const;
-
-  // All or nothing: every entry parameters() lists must be given exactly once with its shape
-  // (data size = product of the shape), and no other; d2l's current encoder spelling
-  // "encoder.rnn.rnn.*" (its d2l.GRU wrapper) is read as "encoder.rnn.*", and likewise for the
-  // decoder. Throws std::invalid_argument naming the entry, leaving the model unchanged.
-  // The optimiser's state is kept (as loading into a PyTorch module keeps its optimiser's).
-  void load_state_dict(const std::vector<NamedTensor>& entries);
 
   // src [B, Ts], src_valid_lens [B] in [0, Ts], tgt_input [B, Tt] (teacher forcing).
   // Throws std::invalid_argument naming the argument: shapes, token ids outside the vocabulary.
@@ -118,19 +112,6 @@ class Seq2Seq {
   // step feeds back the argmax token, for max_len steps (no dropout).
   Seq2SeqTranslation translate(TokenBatch src, const std::vector<int32_t>& src_valid_lens,
                                const Seq2SeqTranslateOptions& options) const;
-
-  int64_t optimizer_steps() const { return adam_.steps(); }
-  void reset_optimizer() { adam_.reset(); }
-
-  struct Parameters;  // the flat parameter buffer and where each tensor lives in it
-
- private:
-  uint64_t next_dropout_seed();
-
-  Seq2SeqConfig config_;
-  std::unique_ptr<Parameters> parameters_;
-  Adam adam_;
-  uint64_t dropout_calls_ = 0;
 };
 
 }  // namespace attn

@@ -39,6 +39,7 @@
 #include "attn/optim.hpp"
 #include "attn/state_dict.hpp"
 #include "attn/tensor.hpp"
+#include "attn/trainable_model.hpp"
 
 namespace attn {
 
@@ -75,31 +76,24 @@ struct TransformerTranslation {
   std::vector<Tensor3> cross_attention;
 };
 
-class Transformer {
+namespace detail {
+struct TransformerParameters;  // the flat parameter buffer and where each tensor lives in it
+}
+
+// The state-dict entries (parameters(), state_dict(), load_state_dict(): attn/trainable_model.hpp)
+// are in d2l's order and names: encoder.embedding.weight [Vs, H]; per encoder block i,
+// encoder.blks.block{i}.attention.W_{q,k,v,o}.weight [H, H], .addnorm1.ln.{weight,bias} [H],
+// .ffn.dense1.{weight [F, H], bias [F]}, .ffn.dense2.{weight [H, F], bias [H]}, .addnorm2.ln.*;
+// decoder.embedding.weight [Vt, H]; per decoder block, decoder.blks.block{i}.attention1.W_*,
+// .addnorm1.ln.*, .attention2.W_*, .addnorm2.ln.*, .ffn.dense{1,2}.*, .addnorm3.ln.*;
+// decoder.dense.weight [Vt, H], decoder.dense.bias [Vt].
+class Transformer : public TrainableModel<TransformerConfig, detail::TransformerParameters> {
  public:
+  using Parameters = detail::TransformerParameters;
+
   // Throws std::invalid_argument naming the field: sizes must be > 0, num_heads must divide
   // num_hiddens, dropout in [0, 1).
   explicit Transformer(const TransformerConfig& config);
-  ~Transformer();
-  Transformer(Transformer&&) noexcept;
-  Transformer& operator=(Transformer&&) noexcept;
-
-  const TransformerConfig& config() const { return config_; }
-
-  // The state-dict entries in d2l's order and names: encoder.embedding.weight [Vs, H]; per
-  // encoder block i, encoder.blks.block{i}.attention.W_{q,k,v,o}.weight [H, H],
-  // .addnorm1.ln.{weight,bias} [H], .ffn.dense1.{weight [F, H], bias [F]},
-  // .ffn.dense2.{weight [H, F], bias [H]}, .addnorm2.ln.*; decoder.embedding.weight [Vt, H]; per
-  // decoder block, decoder.blks.block{i}.attention1.W_*, .addnorm1.ln.*, .attention2.W_*,
-  // .addnorm2.ln.*, .ffn.dense{1,2}.*, .addnorm3.ln.*; decoder.dense.weight [Vt, H],
-  // decoder.dense.bias [Vt].
-  const std::vector<ParameterSpec>& parameters() const;
-  std::vector<NamedTensor> state_dict() const;
-
-  // All or nothing: every entry parameters() lists exactly once with its shape, and no other.
-  // Throws std::invalid_argument naming the entry, leaving the model unchanged. The optimiser's
-  // state is kept.
-  void load_state_dict(const std::vector<NamedTensor>& entries);
 
   // src [B, Ts], src_valid_lens [B] in [0, Ts], tgt_input [B, Tt] (teacher forcing, causal).
   // Throws std::invalid_argument naming the argument: shapes, token ids outside the vocabulary.
@@ -122,19 +116,6 @@ class Transformer {
   // in a KV cache, so a step attends only its new token's query.
   TransformerTranslation translate(TokenBatch src, const std::vector<int32_t>& src_valid_lens,
                                    const GreedyOptions& options) const;
-
-  int64_t optimizer_steps() const { return adam_.steps(); }
-  void reset_optimizer() { adam_.reset(); }
-
-  struct Parameters;  // the flat parameter buffer and where each tensor lives in it
-
- private:
-  uint64_t next_dropout_seed();
-
-  TransformerConfig config_;
-  std::unique_ptr<Parameters> parameters_;
-  Adam adam_;
-  uint64_t dropout_calls_ = 0;
 };
 
 }  // namespace attn

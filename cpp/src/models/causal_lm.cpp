@@ -9,6 +9,7 @@
 #include "models/causal_lm_parameters.hpp"
 #include "models/causal_lm_pass.hpp"
 #include "models/model_inputs.hpp"
+#include "models/trainable_model.hpp"
 #include "state_dict.hpp"
 
 namespace attn {
@@ -148,20 +149,13 @@ CausalLMConfig CausalLMConfig::llama() {
   return c;
 }
 
-CausalLM::CausalLM(const CausalLMConfig& config)
-    : config_(checked(config)),
-      parameters_(std::make_unique<Parameters>(config_)),
-      adam_(std::vector<Index>{parameters_->total}) {}
+template class TrainableModel<CausalLMConfig, detail::CausalLMParameters>;
 
-CausalLM::~CausalLM() = default;
-CausalLM::CausalLM(CausalLM&&) noexcept = default;
-CausalLM& CausalLM::operator=(CausalLM&&) noexcept = default;
-
-const std::vector<ParameterSpec>& CausalLM::parameters() const { return parameters_->specs; }
+CausalLM::CausalLM(const CausalLMConfig& config) : TrainableModel(checked(config)) {}
 
 std::vector<NamedTensor> CausalLM::state_dict() const {
   const Parameters& p = *parameters_;
-  std::vector<NamedTensor> entries = p.named(p.values.data());
+  std::vector<NamedTensor> entries = TrainableModel::state_dict();
   if (config_.tie_embeddings) {
     NamedTensor unembedding = entries[static_cast<size_t>(p.embedding)];
     unembedding.name = p.unembedding_name;
@@ -173,7 +167,7 @@ std::vector<NamedTensor> CausalLM::state_dict() const {
 void CausalLM::load_state_dict(const std::vector<NamedTensor>& entries) {
   Parameters& p = *parameters_;
   if (!config_.tie_embeddings) {
-    p.load(entries);
+    TrainableModel::load_state_dict(entries);
     return;
   }
   // A tied checkpoint may list the unembedding (Hugging Face's state_dict does; its
@@ -197,7 +191,7 @@ void CausalLM::load_state_dict(const std::vector<NamedTensor>& entries) {
       }
     }
   }
-  p.load(own);
+  TrainableModel::load_state_dict(own);
 }
 
 CausalLMOutput CausalLM::forward(TokenBatch tokens, bool need_attention) const {
@@ -211,10 +205,9 @@ CausalLMOutput CausalLM::forward(TokenBatch tokens, bool need_attention) const {
 }
 
 CausalLMLoss CausalLM::loss_and_gradients(TokenBatch tokens, int32_t pad) const {
-  const Parameters& p = *parameters_;
-  std::vector<float> gradients(p.values.size(), 0.0f);
-  const float loss = loss_into(config_, p, tokens, pad, gradients.data());
-  return {loss, p.named(gradients.data())};
+  std::vector<float> gradients = zero_gradients();
+  const float loss = loss_into(config_, *parameters_, tokens, pad, gradients.data());
+  return {loss, parameters_->named(gradients.data())};
 }
 
 Generation CausalLM::generate(TokenBatch prompt, const GenerateOptions& options) const {
@@ -224,18 +217,10 @@ Generation CausalLM::generate(TokenBatch prompt, const GenerateOptions& options)
 
 float CausalLM::train_step(TokenBatch tokens, const AdamWOptions& options, int32_t pad) {
   check_adamw(options);
-  Parameters& p = *parameters_;
-  std::vector<float> gradients(p.values.size(), 0.0f);
-  const float loss = loss_into(config_, p, tokens, pad, gradients.data());
+  std::vector<float> gradients = zero_gradients();
+  const float loss = loss_into(config_, *parameters_, tokens, pad, gradients.data());
   adam_.set_options({options.beta1, options.beta2, options.eps});  // checks them
-  if (options.clip > 0.0f) clip_grad_norm({{gradients.data(), p.total}}, options.clip);
-  // AdamW's decoupled decay, before the Adam update as torch.optim.AdamW applies it.
-  const float keep = 1.0f - options.lr * options.weight_decay;
-  for (size_t id = 0; id < p.specs.size(); ++id) {
-    if (p.specs[id].shape.size() < 2) continue;
-    p.vector(p.values.data(), static_cast<Index>(id)) *= keep;
-  }
-  adam_.step({{p.values.data(), p.total}}, {{gradients.data(), p.total}}, options.lr);
+  clipped_adam_step(gradients, options.lr, options.clip, options.weight_decay);
   return loss;
 }
 

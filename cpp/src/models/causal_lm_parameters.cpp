@@ -14,7 +14,7 @@ Index kv_heads_of(const CausalLMConfig& c) { return c.num_kv_heads ? c.num_kv_he
 
 }  // namespace
 
-CausalLM::Parameters::Parameters(const CausalLMConfig& c) {
+detail::CausalLMParameters::CausalLMParameters(const CausalLMConfig& c) {
   const Index H = c.hidden_size;
   const bool gpt2 = c.format == CheckpointFormat::Gpt2;
   const bool layer_norm = c.norm == NormKind::Layer;

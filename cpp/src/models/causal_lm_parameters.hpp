@@ -9,9 +9,9 @@
 #include "attn/causal_lm.hpp"
 #include "models/flat_parameters.hpp"
 
-namespace attn {
+namespace attn::detail {
 
-struct CausalLM::Parameters : detail::FlatParameters {
+struct CausalLMParameters : FlatParameters {
   struct Projection {
     Index weight = -1, bias = -1;  // bias -1: none
     bool in_out = false;           // Conv1D's [in, out] weight, else nn.Linear's [out, in]
@@ -33,7 +33,7 @@ struct CausalLM::Parameters : detail::FlatParameters {
     Projection down;
   };
 
-  explicit Parameters(const CausalLMConfig& config);
+  explicit CausalLMParameters(const CausalLMConfig& config);
 
   Index embedding = -1;
   Index positions = -1;  // learned positions' table, or -1
@@ -56,4 +56,4 @@ struct CausalLM::Parameters : detail::FlatParameters {
   void initialise(const CausalLMConfig& c);
 };
 
-}  // namespace attn
+}  // namespace attn::detail

@@ -79,10 +79,4 @@ void check_train_options(const EncoderDecoderTrainOptions& options) {
   }
 }
 
-void clipped_adam_step(FlatParameters& p, Adam& adam, std::vector<float>& gradients,
-                       const EncoderDecoderTrainOptions& options) {
-  if (options.clip > 0.0f) clip_grad_norm({{gradients.data(), p.total}}, options.clip);
-  adam.step({{p.values.data(), p.total}}, {{gradients.data(), p.total}}, options.lr);
-}
-
 }  // namespace attn::detail

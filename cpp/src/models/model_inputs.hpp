@@ -42,10 +42,7 @@ class Initializer {
   RandomStream random_;
 };
 
-// The gradients (laid out like the parameters) clipped to options.clip when > 0, then one Adam
-// step with options.lr. Checks lr and clip first (naming them).
+// A training step's lr and clip (naming them).
 void check_train_options(const EncoderDecoderTrainOptions& options);
-void clipped_adam_step(FlatParameters& parameters, Adam& adam, std::vector<float>& gradients,
-                       const EncoderDecoderTrainOptions& options);
 
 }  // namespace attn::detail

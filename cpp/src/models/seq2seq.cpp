@@ -9,19 +9,21 @@
 #include "models/model_inputs.hpp"
 #include "models/seq2seq_parameters.hpp"
 #include "models/seq2seq_pass.hpp"
+#include "models/trainable_model.hpp"
 #include "state_dict.hpp"
 
 namespace attn {
 
 namespace {
 
-void check_config(const Seq2SeqConfig& c) {
+const Seq2SeqConfig& checked(const Seq2SeqConfig& c) {
   detail::check_sizes({{"src_vocab_size", c.src_vocab_size},
                        {"tgt_vocab_size", c.tgt_vocab_size},
                        {"embed_size", c.embed_size},
                        {"num_hiddens", c.num_hiddens},
                        {"num_layers", c.num_layers}},
                       c.dropout);
+  return c;
 }
 
 // d2l's current Seq2SeqEncoder wraps nn.GRU in d2l.GRU, whose parameters read
@@ -38,7 +40,7 @@ std::string canonical_name(const std::string& name) {
 
 }  // namespace
 
-Seq2Seq::Parameters::Parameters(const Seq2SeqConfig& c) {
+detail::Seq2SeqParameters::Seq2SeqParameters(const Seq2SeqConfig& c) {
   const Index E = c.embed_size, H = c.num_hiddens, L = c.num_layers;
   encoder_embedding = add("encoder.embedding.weight", {c.src_vocab_size, E});
   encoder_rnn = add_gru("encoder.rnn.", E, H, L);
@@ -89,26 +91,9 @@ std::vector<Seq2Seq::Parameters::GruIds> Seq2Seq::Parameters::add_gru(const std:
   return out;
 }
 
-Seq2Seq::Seq2Seq(const Seq2SeqConfig& config)
-    : config_((check_config(config), config)),
-      parameters_(std::make_unique<Parameters>(config_)),
-      adam_(std::vector<Index>{parameters_->total}) {}
+template class TrainableModel<Seq2SeqConfig, detail::Seq2SeqParameters>;
 
-Seq2Seq::~Seq2Seq() = default;
-Seq2Seq::Seq2Seq(Seq2Seq&&) noexcept = default;
-Seq2Seq& Seq2Seq::operator=(Seq2Seq&&) noexcept = default;
-
-const std::vector<ParameterSpec>& Seq2Seq::parameters() const { return parameters_->specs; }
-
-std::vector<NamedTensor> Seq2Seq::state_dict() const {
-  return parameters_->named(parameters_->values.data());
-}
-
-void Seq2Seq::load_state_dict(const std::vector<NamedTensor>& entries) {
-  parameters_->load(entries, canonical_name);
-}
-
-uint64_t Seq2Seq::next_dropout_seed() { return detail::mix(config_.seed, ++dropout_calls_); }
+Seq2Seq::Seq2Seq(const Seq2SeqConfig& config) : TrainableModel(checked(config), canonical_name) {}
 
 Seq2SeqOutput Seq2Seq::forward(TokenBatch src, const std::vector<int32_t>& src_valid_lens,
                                TokenBatch tgt_input, const Seq2SeqForwardOptions& options) const {
@@ -147,24 +132,22 @@ float loss_into(const Seq2SeqConfig& config, const Seq2Seq::Parameters& p, Token
 Seq2SeqLoss Seq2Seq::loss_and_gradients(TokenBatch src, const std::vector<int32_t>& src_valid_lens,
                                         TokenBatch tgt_input, TokenBatch tgt_output,
                                         const Seq2SeqLossOptions& options) {
-  const Parameters& p = *parameters_;
-  std::vector<float> gradients(p.values.size(), 0.0f);
+  std::vector<float> gradients = zero_gradients();
   const uint64_t seed = options.dropout_seed ? *options.dropout_seed : next_dropout_seed();
-  const float loss = loss_into(config_, p, src, src_valid_lens, tgt_input, tgt_output, options.pad,
-                               options.training, seed, gradients.data());
-  return {loss, p.named(gradients.data())};
+  const float loss = loss_into(config_, *parameters_, src, src_valid_lens, tgt_input, tgt_output,
+                               options.pad, options.training, seed, gradients.data());
+  return {loss, parameters_->named(gradients.data())};
 }
 
 float Seq2Seq::train_step(TokenBatch src, const std::vector<int32_t>& src_valid_lens,
                           TokenBatch tgt_input, TokenBatch tgt_output,
                           const Seq2SeqTrainOptions& options) {
   detail::check_train_options(options);
-  Parameters& p = *parameters_;
-  std::vector<float> gradients(p.values.size(), 0.0f);
+  std::vector<float> gradients = zero_gradients();
   const uint64_t seed = options.dropout_seed ? *options.dropout_seed : next_dropout_seed();
-  const float loss = loss_into(config_, p, src, src_valid_lens, tgt_input, tgt_output, options.pad,
-                               /*training=*/true, seed, gradients.data());
-  detail::clipped_adam_step(p, adam_, gradients, options);
+  const float loss = loss_into(config_, *parameters_, src, src_valid_lens, tgt_input, tgt_output,
+                               options.pad, /*training=*/true, seed, gradients.data());
+  clipped_adam_step(gradients, options.lr, options.clip);
   return loss;
 }
 

@@ -9,12 +9,12 @@
 #include "models/decoder_attention.hpp"
 #include "models/flat_parameters.hpp"
 
-namespace attn {
+namespace attn::detail {
 
-struct Seq2Seq::Parameters : detail::FlatParameters {
+struct Seq2SeqParameters : FlatParameters {
   using GruIds = std::array<Index, 4>;  // weight_ih, weight_hh, bias_ih, bias_hh
 
-  explicit Parameters(const Seq2SeqConfig& config);
+  explicit Seq2SeqParameters(const Seq2SeqConfig& config);
 
   Index encoder_embedding = -1;
   std::vector<GruIds> encoder_rnn;
@@ -31,7 +31,7 @@ struct Seq2Seq::Parameters : detail::FlatParameters {
     }
     return out;
   }
-  detail::AdditiveWeights attention(const float* base) const {
+  AdditiveWeights attention(const float* base) const {
     return {matrix(base, attention_w_q), matrix(base, attention_w_k), vector(base, attention_w_v)};
   }
 
@@ -39,4 +39,4 @@ struct Seq2Seq::Parameters : detail::FlatParameters {
   std::vector<GruIds> add_gru(const std::string& prefix, Index input, Index hidden, Index layers);
 };
 
-}  // namespace attn
+}  // namespace attn::detail

@@ -5,6 +5,7 @@
 #include "attn/cross_entropy.hpp"
 #include "checks.hpp"
 #include "models/model_inputs.hpp"
+#include "models/trainable_model.hpp"
 #include "models/transformer_parameters.hpp"
 #include "models/transformer_pass.hpp"
 
@@ -57,26 +58,9 @@ Tensor3 batch_major(const Matrix& rows, Index batch) {
 
 }  // namespace
 
-Transformer::Transformer(const TransformerConfig& config)
-    : config_(checked(config)),
-      parameters_(std::make_unique<Parameters>(config_)),
-      adam_(std::vector<Index>{parameters_->total}) {}
+template class TrainableModel<TransformerConfig, detail::TransformerParameters>;
 
-Transformer::~Transformer() = default;
-Transformer::Transformer(Transformer&&) noexcept = default;
-Transformer& Transformer::operator=(Transformer&&) noexcept = default;
-
-const std::vector<ParameterSpec>& Transformer::parameters() const { return parameters_->specs; }
-
-std::vector<NamedTensor> Transformer::state_dict() const {
-  return parameters_->named(parameters_->values.data());
-}
-
-void Transformer::load_state_dict(const std::vector<NamedTensor>& entries) {
-  parameters_->load(entries);
-}
-
-uint64_t Transformer::next_dropout_seed() { return detail::mix(config_.seed, ++dropout_calls_); }
+Transformer::Transformer(const TransformerConfig& config) : TrainableModel(checked(config)) {}
 
 TransformerOutput Transformer::forward(TokenBatch src, const std::vector<int32_t>& src_valid_lens,
                                        TokenBatch tgt_input,
@@ -94,26 +78,24 @@ EncoderDecoderLoss Transformer::loss_and_gradients(TokenBatch src,
                                                    const std::vector<int32_t>& src_valid_lens,
                                                    TokenBatch tgt_input, TokenBatch tgt_output,
                                                    const EncoderDecoderLossOptions& options) {
-  const Parameters& p = *parameters_;
-  std::vector<float> gradients(p.values.size(), 0.0f);
+  std::vector<float> gradients = zero_gradients();
   const uint64_t seed = options.dropout_seed ? *options.dropout_seed : next_dropout_seed();
   const detail::DropoutSites dropout(config_.dropout, options.training, seed);
-  const float loss = loss_into(config_, p, src, src_valid_lens, tgt_input, tgt_output, options.pad,
-                               dropout, gradients.data());
-  return {loss, p.named(gradients.data())};
+  const float loss = loss_into(config_, *parameters_, src, src_valid_lens, tgt_input, tgt_output,
+                               options.pad, dropout, gradients.data());
+  return {loss, parameters_->named(gradients.data())};
 }
 
 float Transformer::train_step(TokenBatch src, const std::vector<int32_t>& src_valid_lens,
                               TokenBatch tgt_input, TokenBatch tgt_output,
                               const EncoderDecoderTrainOptions& options) {
   detail::check_train_options(options);
-  Parameters& p = *parameters_;
-  std::vector<float> gradients(p.values.size(), 0.0f);
+  std::vector<float> gradients = zero_gradients();
   const uint64_t seed = options.dropout_seed ? *options.dropout_seed : next_dropout_seed();
   const detail::DropoutSites dropout(config_.dropout, /*training=*/true, seed);
-  const float loss = loss_into(config_, p, src, src_valid_lens, tgt_input, tgt_output, options.pad,
-                               dropout, gradients.data());
-  detail::clipped_adam_step(p, adam_, gradients, options);
+  const float loss = loss_into(config_, *parameters_, src, src_valid_lens, tgt_input, tgt_output,
+                               options.pad, dropout, gradients.data());
+  clipped_adam_step(gradients, options.lr, options.clip);
   return loss;
 }
 

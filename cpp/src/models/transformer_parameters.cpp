@@ -7,7 +7,8 @@
 
 namespace attn {
 
-Transformer::Parameters::Parameters(const TransformerConfig& c) : heads(c.num_heads) {
+detail::TransformerParameters::TransformerParameters(const TransformerConfig& c)
+    : heads(c.num_heads) {
   const Index H = c.num_hiddens, F = c.ffn_num_hiddens;
   encoder_embedding = add("encoder.embedding.weight", {c.src_vocab_size, H});
   for (Index i = 0; i < c.num_blks; ++i) {

@@ -9,9 +9,9 @@
 #include "attn/transformer.hpp"
 #include "models/flat_parameters.hpp"
 
-namespace attn {
+namespace attn::detail {
 
-struct Transformer::Parameters : detail::FlatParameters {
+struct TransformerParameters : FlatParameters {
   struct Attention {
     Index w_q, w_k, w_v, w_o;
   };
@@ -36,7 +36,7 @@ struct Transformer::Parameters : detail::FlatParameters {
     Norm addnorm3;
   };
 
-  explicit Parameters(const TransformerConfig& config);
+  explicit TransformerParameters(const TransformerConfig& config);
 
   Index heads;
   Index encoder_embedding;
@@ -46,7 +46,7 @@ struct Transformer::Parameters : detail::FlatParameters {
   Index dense_weight, dense_bias;
 
   // d2l's MultiHeadAttention as the attention chain takes it: no biases, packed per call.
-  detail::MultiHeadWeights attention(const float* base, const Attention& ids) const;
+  MultiHeadWeights attention(const float* base, const Attention& ids) const;
   FeedForwardWeights ffn(const float* base, const FeedForward& ids) const;
 
  private:
@@ -56,4 +56,4 @@ struct Transformer::Parameters : detail::FlatParameters {
   void initialise(uint64_t seed);
 };
 
-}  // namespace attn
+}  // namespace attn::detail
