@@ -19,7 +19,9 @@
 //      seq2seq.js: a training step of d2l's encoder-decoder with Bahdanau attention, ours beside
 //      PyTorch CPU with one thread; transformer.js: d2l 11.7's Transformer, its training step
 //      beside PyTorch on 1 and 2 threads and against the micro-kernel, cached greedy decoding
-//      against re-running the prefix, and the peak heap of training;
+//      against re-running the prefix, and the peak heap of training; causal-lm.js: a GPT-2-like
+//      CausalLM's training step beside PyTorch CPU on one thread, and generate() through the KV
+//      caches against re-running the prefix;
 //   6. threads (threads.js): ours on 1, 2 and every core against onnxruntime-web at the same
 //      thread count, a process per count;
 //   7. engines (engines.js): Firefox against Chromium, headless, in turns: the micro-kernel, one
@@ -43,6 +45,7 @@ import { printTable } from './table.js';
 import { runBackwardSection } from './backward.js';
 import { runSeq2SeqSection } from './seq2seq.js';
 import { runTransformerSection } from './transformer.js';
+import { runCausalLMSection } from './causal-lm.js';
 import { runMaskedSection } from './masked.js';
 import { runModernSection } from './modern.js';
 import { runWeightsSection } from './weights.js';
@@ -241,6 +244,10 @@ printTable(seq2seq.table.title, seq2seq.table.header, seq2seq.table.rows);
 const transformer = await runTransformerSection({ simd, scalar, quick });
 for (const { title, header, rows } of transformer.tables) printTable(title, header, rows);
 
+console.log('\nCausalLM (causal-lm.js): a GPT-2-like training step against PyTorch CPU, cached generation against re-running the prefix');
+const causalLM = await runCausalLMSection({ simd, quick });
+for (const { title, header, rows } of causalLM.tables) printTable(title, header, rows);
+
 // ---- 3. long sequences (last of the timed sections) ---------------------------------------------
 // Last because trying the peers at n = 32768 can leave their wasm instances broken: tfjs-wasm's
 // then fails every later call with "memory access out of bounds".
@@ -339,7 +346,7 @@ if (long) {
     `peers: ${long.peers.map((p) => `${p.runner} ${p.status}`).join(', ')}`);
 }
 summary.push(...backward.summary, ...masked.summary, ...modern.summary, ...weights.summary, ...decode.summary, ...peak.summary,
-  ...seq2seq.summary, ...transformer.summary, ...threads.summary, ...engines.summary);
+  ...seq2seq.summary, ...transformer.summary, ...causalLM.summary, ...threads.summary, ...engines.summary);
 console.log('\nSummary');
 for (const s of summary) console.log(`  ${s}`);
 
@@ -349,7 +356,7 @@ writeFileSync('build/bench/results.json', JSON.stringify({
   mha: { ...MHA, flops: '4·2·n·E² + 4·n²·E', results: mhaResults }, long,
   backward: { flops: '10·n²·d (forward rows: 4·n²·d)', results: backward.results, long: backward.long }, memory: { mainSimdInstance: mainMemory },
   masked: masked.results, modern: modern.results, weights: weights.results, decode: decode.results,
-  peak: { microkernels: peak.microkernels, sdpa: peak.results }, seq2seq: seq2seq.results, transformer: transformer.results, threads: threads.results, engines: engines.results, summary,
+  peak: { microkernels: peak.microkernels, sdpa: peak.results }, seq2seq: seq2seq.results, transformer: transformer.results, causalLM: causalLM.results, threads: threads.results, engines: engines.results, summary,
 }, null, 2));
 writeFileSync('build/bench/chart.svg', renderChart([
   ...widths.map((d) => ({ title: `attention [1, n, ${d}], GFLOP/s (higher is better)`, results: results.filter((r) => r.d === d) })),

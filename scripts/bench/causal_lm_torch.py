@@ -1,0 +1,89 @@
+"""PyTorch's side of the CausalLM training-step benchmark (scripts/bench/causal-lm.js): CPU,
+float32, a set number of threads, the model as scripts/fixtures/causal_lm.py writes Hugging
+Face's GPT-2 and Llama out (eager attention: an explicit causal mask and softmax, as HF's eager
+path). A small server, so that the caller takes its samples in turns with ours:
+
+    /usr/bin/python3 scripts/bench/causal_lm_torch.py TASK.json TASK.bin [--threads N]
+
+TASK.json: {"config" (the fixture's snake_case keys), "batch", "steps" (T + 1), "lr", "betas",
+"eps", "weight_decay", "clip", "parameters": [{name, shape}] in TASK.bin's order}; TASK.bin: int32
+tokens [batch, steps], then the float32 weights. Prints {"loss", "torch", "blas", "threads"} (the
+batch's loss at these weights), then per input line N: N AdamW steps as nanoGPT takes them
+(zero_grad, forward, loss, backward, clip_grad_norm_, AdamW with decay on the tensors of 2 or more
+dims) and {"ms": per step}.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
+from causal_lm import forward, lm_loss, state_dict  # noqa: E402
+from torch_server import blas  # noqa: E402
+
+
+def read_task(json_path, bin_path):
+    """(task, tokens [B, T + 1] int64, {name: float32 leaf tensor})."""
+    task = json.loads(Path(json_path).read_text())
+    raw = Path(bin_path).read_bytes()
+    count = task["batch"] * task["steps"]
+    tokens = torch.frombuffer(bytearray(raw[: 4 * count]), dtype=torch.int32).long()
+    floats = torch.frombuffer(bytearray(raw[4 * count:]), dtype=torch.float32)
+    params, offset = {}, 0
+    for entry in task["parameters"]:
+        size = 1
+        for d in entry["shape"]:
+            size *= d
+        params[entry["name"]] = floats[offset:offset + size].reshape(entry["shape"]).clone()
+        params[entry["name"]].requires_grad_()
+        offset += size
+    if offset != floats.numel():
+        sys.exit(f"{bin_path} holds {floats.numel() - offset} more weights than {json_path} lists")
+    return task, tokens.reshape(task["batch"], task["steps"]), params
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("task_json")
+    parser.add_argument("task_bin")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    task, tokens, params = read_task(args.task_json, args.task_bin)
+    cfg = task["config"]
+
+    def loss():
+        logits, _ = forward(state_dict(params, cfg), cfg, tokens[:, :-1])
+        return lm_loss(logits, tokens[:, 1:], cfg["pad"])
+
+    with torch.no_grad():
+        first = float(loss())
+    print(json.dumps({"loss": first, "torch": torch.__version__, "blas": blas(),
+                      "threads": torch.get_num_threads()}), flush=True)
+    decay = [p for p in params.values() if p.dim() >= 2]
+    rest = [p for p in params.values() if p.dim() < 2]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": task["weight_decay"]}, {"params": rest, "weight_decay": 0.0}],
+        lr=task["lr"], betas=tuple(task["betas"]), eps=task["eps"])
+
+    def step():
+        optimizer.zero_grad()
+        value = loss()
+        value.backward()
+        torch.nn.utils.clip_grad_norm_(list(params.values()), task["clip"])
+        optimizer.step()
+
+    for line in sys.stdin:
+        reps = int(line)
+        start = time.perf_counter()
+        for _ in range(reps):
+            step()
+        print(json.dumps({"ms": (time.perf_counter() - start) * 1000 / reps}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
