@@ -29,6 +29,7 @@ CausalLMDecoder::CausalLMDecoder(const CausalLMConfig& config,
                                  const CausalLM::Parameters& parameters, Index batch,
                                  Index capacity)
     : layers_(config, parameters) {
+  layers_.pack_weights();
   for (size_t l = 0; l < parameters.layers.size(); ++l) {
     caches_.emplace_back(cache_config(layers_, batch, capacity));
   }

@@ -5,6 +5,7 @@
 #include "attn/layer_norm.hpp"
 #include "attn/rms_norm.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/linear_layer.hpp"
 
 namespace attn::detail {
 
@@ -59,7 +60,31 @@ Matrix CausalLMLayers::norm_backward(const Parameters::Norm& ids, const Matrix& 
 }
 
 Matrix CausalLMLayers::project(const Parameters::Projection& ids, const Matrix& x) const {
-  return p_.project(values_, ids, x);
+  if (packed_.empty()) return p_.project(values_, ids, x);
+  Matrix y = multiply(ids.weight, ids.in_out, ids.out, x);
+  if (ids.bias >= 0) add_bias_rows(y, p_.data(values_, ids.bias));
+  return y;
+}
+
+Matrix CausalLMLayers::multiply(Index id, bool in_out, Index out, const Matrix& x) const {
+  if (!packed_.empty()) return matmul_transposed_packed(x, packed_[static_cast<size_t>(id)], out);
+  const ConstMatrixMap w = p_.matrix(values_, id);
+  return in_out ? matmul(x, w) : matmul_transposed(x, w);
+}
+
+void CausalLMLayers::pack_weights() {
+  packed_.assign(p_.specs.size(), {});
+  auto pack_one = [&](Index id, bool in_out) {
+    const ConstMatrixMap w = p_.matrix(values_, id);
+    packed_[static_cast<size_t>(id)] = in_out ? pack(w) : pack_transposed(w);
+  };
+  for (const Parameters::Layer& layer : p_.layers) {
+    for (const auto& projection : layer.qkv) pack_one(projection.weight, projection.in_out);
+    pack_one(layer.out.weight, layer.out.in_out);
+    for (const auto& projection : layer.up) pack_one(projection.weight, projection.in_out);
+    if (!layer.up.empty()) pack_one(layer.down.weight, layer.down.in_out);
+  }
+  pack_one(p_.unembedding, false);
 }
 
 Matrix CausalLMLayers::project_all(const std::vector<Parameters::Projection>& projections,
@@ -119,7 +144,7 @@ void CausalLMLayers::merge(const Tensor3& split, Index first, Index batch, Matri
 }
 
 Matrix CausalLMLayers::logits(const Matrix& normed) const {
-  return matmul_transposed(normed, p_.matrix(values_, p_.unembedding));
+  return multiply(p_.unembedding, false, config_.vocab_size, normed);
 }
 
 }  // namespace attn::detail

@@ -57,11 +57,21 @@ class CausalLMLayers {
   // normed [rows, H] -> logits [rows, vocab] through the (tied) unembedding.
   Matrix logits(const Matrix& normed) const;
 
+  // Packs every projection's weight and the unembedding once into the GEMM's panels
+  // (kernels/gemm.hpp), for a caller that multiplies by them many times: decoding's products of
+  // one row each, which spent three quarters of their time packing. The same panels and kernel
+  // as packing per product, so the results are the same bits.
+  void pack_weights();
+
  private:
+  // x times the weight of parameter `id` (x W, or x W^T when stored [out, in]), `out` columns.
+  Matrix multiply(Index id, bool in_out, Index out, const Matrix& x) const;
+
   const CausalLMConfig& config_;
   const Parameters& p_;
   const float* values_;
   Index heads_, kv_heads_, head_dim_;
+  std::vector<std::vector<float>> packed_;  // by parameter id after pack_weights(), else empty
 };
 
 }  // namespace attn::detail
