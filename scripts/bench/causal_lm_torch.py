@@ -16,14 +16,13 @@ dims) and {"ms": per step}.
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
 from causal_lm import forward, lm_loss, state_dict  # noqa: E402
-from torch_server import blas  # noqa: E402
+from torch_server import answer_samples, blas  # noqa: E402
 
 
 def read_task(json_path, bin_path):
@@ -77,12 +76,7 @@ def main():
         torch.nn.utils.clip_grad_norm_(list(params.values()), task["clip"])
         optimizer.step()
 
-    for line in sys.stdin:
-        reps = int(line)
-        start = time.perf_counter()
-        for _ in range(reps):
-            step()
-        print(json.dumps({"ms": (time.perf_counter() - start) * 1000 / reps}), flush=True)
+    answer_samples(step)
 
 
 if __name__ == "__main__":

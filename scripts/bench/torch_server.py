@@ -88,6 +88,11 @@ def serve(build, canonical=lambda name: name):
         torch.nn.utils.clip_grad_norm_(model.parameters(), task["clip"])
         optimizer.step()
 
+    answer_samples(step)
+
+
+def answer_samples(step):
+    """The server's loop: per input line N, N calls of step() and {"ms": per call}."""
     for line in sys.stdin:
         reps = int(line)
         start = time.perf_counter()
