@@ -392,10 +392,17 @@ class CausalLMHandle {
     });
   }
 
-  // logits [B, T, V]; with attention non-zero, every layer's map [B, heads, T, T] back to back.
-  Status forward(TokenArg tokens, uintptr_t logits, uintptr_t attention) const {
+  // logits [B, T, V]; with attention non-zero, every layer's map [B, heads, T, T] back to back;
+  // head_mask non-zero: [layers, heads] factors on the heads' weights.
+  Status forward(TokenArg tokens, uintptr_t head_mask, uintptr_t logits,
+                 uintptr_t attention) const {
     return guarded([&] {
-      const auto result = model_->forward(tokens.tokens(), attention != 0);
+      std::vector<float> mask;
+      if (head_mask) {
+        const auto* factors = reinterpret_cast<const float*>(head_mask);
+        mask.assign(factors, factors + model_->config().num_layers * model_->config().num_heads);
+      }
+      const auto result = model_->forward(tokens.tokens(), attention != 0, mask);
       copy_out(result.logits.data, logits);
       if (attention) copy_blocks(result.attention, attention);
     });

@@ -116,6 +116,71 @@ TEST_CASE("CausalLM logits, attention maps, loss and gradients match GPT-2 and L
   }
 }
 
+// A head's output enters the residual stream only through its rows (Conv1D, [in, out]) or
+// columns (nn.Linear, [out, in]) of the output projection, so masking the head by m is the same
+// model as those weights times m: an independent statement of what head_mask does.
+TEST_CASE("CausalLM head_mask scales a head's weights, as scaling its output projection does",
+          "[causal_lm][fixtures]") {
+  for (const auto& c : fixtures::load("causal_lm/causal_lm.json")) {
+    DYNAMIC_SECTION(c.name) {
+      const LMCase s(c);
+      const attn::CausalLMConfig& config = s.model.config();
+      const Index layers = config.num_layers, heads = config.num_heads;
+      const Index head_dim = config.hidden_size / heads;
+      const std::vector<int32_t> inputs = s.inputs();
+      const attn::TokenBatch batch{inputs.data(), s.shape[0], s.shape[1] - 1};
+      const auto plain = s.model.forward(batch);
+      const auto ones = s.model.forward(batch, false, std::vector<float>(layers * heads, 1.0f));
+      CHECK(ones.logits.data == plain.logits.data);
+
+      // Layer 0's last head halved, layer layers - 1's first head ablated.
+      std::vector<float> mask(layers * heads, 1.0f);
+      mask[heads - 1] = 0.5f;
+      mask[(layers - 1) * heads] = 0.0f;
+      const auto masked = s.model.forward(batch, true, mask);
+
+      std::vector<attn::NamedTensor> scaled = s.model.state_dict();
+      const bool gpt2 = config.format == attn::CheckpointFormat::Gpt2;
+      for (Index l = 0; l < layers; ++l) {
+        const std::string name =
+            gpt2 ? "transformer.h." + std::to_string(l) + ".attn.c_proj.weight"
+                 : "model.layers." + std::to_string(l) + ".self_attn.o_proj.weight";
+        auto entry = std::find_if(scaled.begin(), scaled.end(),
+                                  [&](const attn::NamedTensor& t) { return t.name == name; });
+        REQUIRE(entry != scaled.end());
+        const Index width = entry->shape[1];
+        for (Index h = 0; h < heads; ++h) {
+          for (Index i = h * head_dim; i < (h + 1) * head_dim; ++i) {
+            for (Index o = 0; o < config.hidden_size; ++o) {
+              entry->data[static_cast<size_t>(gpt2 ? i * width + o : o * width + i)] *=
+                  mask[static_cast<size_t>(l * heads + h)];
+            }
+          }
+        }
+      }
+      attn::CausalLM reference(config);
+      reference.load_state_dict(scaled);
+      const auto want = reference.forward(batch, true);
+      REQUIRE(masked.logits.data.size() == want.logits.data.size());
+      for (size_t i = 0; i < want.logits.data.size(); ++i) {
+        CHECK(masked.logits.data[i] == Approx(want.logits.data[i]).margin(1e-5));
+      }
+      // The maps: the scaled model's, each head's times its factor.
+      for (Index l = 0; l < layers; ++l) {
+        const attn::Tensor3& got = masked.attention[static_cast<size_t>(l)];
+        const attn::Tensor3& unmasked = want.attention[static_cast<size_t>(l)];
+        const Index map = got.rows * got.cols;
+        for (size_t i = 0; i < got.data.size(); ++i) {
+          const Index head = (static_cast<Index>(i) / map) % heads;
+          CHECK(
+              got.data[i] ==
+              Approx(unmasked.data[i] * mask[static_cast<size_t>(l * heads + head)]).margin(1e-6));
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("CausalLM lists Hugging Face's names in its order, a tied model's lm_head too",
           "[causal_lm][fixtures]") {
   // fixtures::json sorts an object's keys: the file again, in its own order.
@@ -399,8 +464,13 @@ TEST_CASE("CausalLM names the config field, token or state-dict entry that does 
   attn::CausalLM model(config);
   const std::vector<int32_t> bad{1, 2, 10};
   REQUIRE_THROWS_WITH(model.forward({bad.data(), 1, 3}), Contains("tokens") && Contains("10"));
-  REQUIRE_THROWS_WITH(model.loss_and_gradients({bad.data(), 3, 1}), Contains("T + 1"));
   const std::vector<int32_t> good{1, 2, 3};
+  REQUIRE_THROWS_WITH(model.forward({good.data(), 1, 3}, false, {1.0f}), Contains("head_mask"));
+  std::vector<float> infinite(config.num_layers * config.num_heads, 1.0f);
+  infinite.back() = INFINITY;
+  REQUIRE_THROWS_WITH(model.forward({good.data(), 1, 3}, false, infinite),
+                      Contains("head_mask") && Contains("non-finite"));
+  REQUIRE_THROWS_WITH(model.loss_and_gradients({bad.data(), 3, 1}), Contains("T + 1"));
   attn::AdamWOptions options;
   options.beta2 = 1.0f;
   REQUIRE_THROWS_WITH(model.train_step({good.data(), 1, 3}, options), Contains("beta2"));

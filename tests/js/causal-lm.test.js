@@ -56,6 +56,44 @@ for (const attn of backends) {
         m.dispose();
       });
 
+      // A head reaches the residual stream only through its rows (Conv1D [in, out]) or columns
+      // (nn.Linear [out, in]) of the output projection: masking it by m is those weights times m.
+      test(`${name}: headMask scales a head as scaling its output projection does`, () => {
+        const m = modelOf(attn, inputs);
+        const { numLayers: L, numHeads: H, hiddenSize, format } = m.config;
+        const tokens = inputsOf(inputs.tokens);
+        const mask = new Float32Array(L * H).fill(1);
+        mask[H - 1] = 0.5;
+        mask[(L - 1) * H] = 0;
+        const masked = m.forward(tokens, { attention: true, headMask: { data: mask, shape: [L, H] } });
+        const plain = m.forward(tokens);
+        assert.deepEqual(m.forward(tokens, { headMask: new Float32Array(L * H).fill(1) }).logits, plain.logits);
+        const dict = m.stateDict();
+        const dim = hiddenSize / H;
+        for (let l = 0; l < L; l++) {
+          const w = dict[format === 'gpt2' ? `transformer.h.${l}.attn.c_proj.weight` : `model.layers.${l}.self_attn.o_proj.weight`];
+          for (let i = 0; i < hiddenSize; i++) {
+            for (let o = 0; o < hiddenSize; o++) w.data[format === 'gpt2' ? i * hiddenSize + o : o * hiddenSize + i] *= mask[l * H + Math.floor(i / dim)];
+          }
+        }
+        const reference = new attn.CausalLM(m.config).loadStateDict(dict);
+        const want = reference.forward(tokens, { attention: true });
+        masked.logits.data.forEach((x, i) => assert.ok(Math.abs(x - want.logits.data[i]) <= 1e-5, `logit ${i}: ${x} vs ${want.logits.data[i]}`));
+        // The maps: the scaled model's, each head's times its factor.
+        masked.attention.forEach((map, l) => {
+          const per = map.shape[2] * map.shape[3];
+          map.data.forEach((x, i) => {
+            const expected = want.attention[l].data[i] * mask[l * H + (Math.floor(i / per) % H)];
+            assert.ok(Math.abs(x - expected) <= 1e-6, `layer ${l}, weight ${i}: ${x} vs ${expected}`);
+          });
+        });
+        assert.throws(() => m.forward(tokens, { headMask: new Float32Array(L * H + 1) }), { name: 'RangeError', message: /^headMask: expected shape \[\d+, \d+\]/ });
+        assert.throws(() => m.forward(tokens, { headMask: mask.map((x, i) => (i === 1 ? NaN : x)) }), { name: 'RangeError', message: /^headMask: expected finite numbers, got NaN at layer 0, head 1/ });
+        assert.throws(() => m.forward(tokens, { headMask: [1, 1] }), { name: 'TypeError', message: /^headMask: / });
+        m.dispose();
+        reference.dispose();
+      });
+
       test(`${name}: the state dict under Hugging Face's names, then two clipped AdamW steps`, () => {
         const m = modelOf(attn, inputs);
         assert.deepEqual(Object.keys(m.stateDict()), Object.keys(inputs.state_dict));

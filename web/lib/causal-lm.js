@@ -3,7 +3,9 @@
 // configuration and its presets, the forward with every layer's attention map, the next-token
 // loss with its gradients, the AdamW step, and generation through a KV cache per layer. Token tensors are { data: Int32Array, shape }.
 
-import { readBoolean, readFloat32, readOptions, readPositiveInteger, readSize, readString, readTensor } from './arguments.js';
+import {
+  readBoolean, readFloat32, readOptions, readPositiveInteger, readSize, readString, readTensor, shapeString,
+} from './arguments.js';
 import { check, output, withHeap } from './heap.js';
 import { initialisedHandle } from './handle.js';
 import { HANDLE, createModelBase } from './model.js';
@@ -81,6 +83,20 @@ const indexOf = (fields) => Object.fromEntries(
 
 const readTokens = (value) => readTensor('tokens', value, { types: ['Int32Array'], expected: [-1, -1] });
 const tokenArg = (pointer, record) => ({ data: pointer, batch: record.shape[0], steps: record.shape[1] });
+// [layers, heads] finite factors: a tensor of that shape, or a bare Float32Array of their count.
+function readHeadMask(value, layers, heads) {
+  const record = readTensor('headMask', value, { bare: true });
+  const shape = record.shape.length === 1 ? [layers * heads] : [layers, heads];
+  if (record.shape.length > 2 || record.shape.some((s, i) => s !== shape[i])) {
+    throw new RangeError(`headMask: expected shape [${layers}, ${heads}] ([numLayers, numHeads]) or ${layers * heads} values, got ${shapeString(record.shape)}`);
+  }
+  const at = record.data.findIndex((x) => !Number.isFinite(x));
+  if (at >= 0) {
+    throw new RangeError(`headMask: expected finite numbers, got ${record.data[at]} at layer ${Math.floor(at / heads)}, head ${at % heads}`);
+  }
+  return record;
+}
+
 const size = (shape) => shape.reduce((a, b) => a * b, 1);
 const sameValues = (a, b) => a.length === b.length && a.every((x, i) => Object.is(x, b[i]));
 
@@ -114,20 +130,23 @@ export function createCausalLMClass(module) {
 
     /**
      * tokens [B, T] -> { logits [B, T, vocabSize] } and, with { attention: true }, attention: an
-     * array over layers of [B, numHeads, T, T] weights.
+     * array over layers of [B, numHeads, T, T] weights. headMask, [numLayers, numHeads] factors
+     * (a tensor or a bare Float32Array), multiplies each head's weights: 0 ablates the head.
      */
     forward(tokens, options) {
       this[HANDLE]();
-      const o = readOptions('options', options, ['attention']);
+      const o = readOptions('options', options, ['attention', 'headMask']);
       const wantMaps = readBoolean('attention', o.attention, false);
       const record = readTokens(tokens);
       const [B, T] = record.shape;
       const { vocabSize, numHeads, numLayers } = this.config;
+      const mask = o.headMask == null ? null : readHeadMask(o.headMask, numLayers, numHeads);
       const logits = output('logits', [B, T, vocabSize]);
       const mapShape = [B, numHeads, T, T];
       const maps = wantMaps ? [output('attention', [numLayers * size(mapShape)])] : [];
       return this.#call(record, [logits, ...maps], (handle, scope, arg, [logitsPointer, mapsPointer]) => {
-        check(handle.forward(arg, logitsPointer, mapsPointer ?? 0), NAMES);
+        const maskPointer = mask ? scope.put(mask) : 0;
+        check(handle.forward(arg, maskPointer, logitsPointer, mapsPointer ?? 0), NAMES);
         const result = { logits: scope.take(logitsPointer, logits) };
         if (wantMaps) {
           const data = scope.take(mapsPointer, maps[0]).data;

@@ -631,8 +631,13 @@ export interface CausalLM {
   readonly parameters: { name: string; shape: number[] }[];
   /** AdamW steps taken so far. */
   readonly optimizerSteps: number;
-  /** tokens [B, T] -> logits [B, T, vocabSize]; with attention, one [B, numHeads, T, T] map per layer. */
-  forward(tokens: Tokens, options?: { attention?: boolean }): { logits: Tensor; attention?: Tensor[] };
+  /**
+   * tokens [B, T] -> logits [B, T, vocabSize]; with attention, one [B, numHeads, T, T] map per
+   * layer. headMask, [numLayers, numHeads] finite factors (a tensor, or a bare Float32Array of
+   * numLayers * numHeads), multiplies each head's attention weights and so its output (Hugging
+   * Face's head_mask): 0 ablates the head.
+   */
+  forward(tokens: Tokens, options?: { attention?: boolean; headMask?: Tensor | Float32Array }): { logits: Tensor; attention?: Tensor[] };
   /**
    * tokens [B, T + 1] -> the mean next-token cross-entropy of tokens[:, 1:] given tokens[:, :T]
    * (targets equal to pad left out) and every parameter's gradient.

@@ -116,7 +116,10 @@ class CausalLM : public TrainableModel<CausalLMConfig, detail::CausalLMParameter
   void load_state_dict(const std::vector<NamedTensor>& entries);
 
   // tokens [B, T]: ids in [0, vocab_size), T <= max_positions with learned positions.
-  CausalLMOutput forward(TokenBatch tokens, bool need_attention = false) const;
+  // head_mask, empty or [num_layers, num_heads] finite numbers, multiplies each head's attention
+  // weights (and so its output) as Hugging Face's head_mask does: 0 ablates a head.
+  CausalLMOutput forward(TokenBatch tokens, bool need_attention = false,
+                         const std::vector<float>& head_mask = {}) const;
 
   // tokens [B, T + 1]: the mean next-token cross-entropy of tokens[:, 1:] given tokens[:, :T],
   // targets equal to pad left out (pad < 0: none), and every parameter's gradient.

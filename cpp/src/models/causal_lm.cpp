@@ -194,11 +194,27 @@ void CausalLM::load_state_dict(const std::vector<NamedTensor>& entries) {
   TrainableModel::load_state_dict(own);
 }
 
-CausalLMOutput CausalLM::forward(TokenBatch tokens, bool need_attention) const {
+CausalLMOutput CausalLM::forward(TokenBatch tokens, bool need_attention,
+                                 const std::vector<float>& head_mask) const {
   check_tokens(config_, "tokens", tokens, tokens.steps);
+  if (!head_mask.empty()) {
+    const Index layers = config_.num_layers, heads = config_.num_heads;
+    if (static_cast<Index>(head_mask.size()) != layers * heads) {
+      detail::fail("head_mask", "[num_layers, num_heads] = " + count(layers * heads) + " numbers",
+                   count(static_cast<Index>(head_mask.size())));
+    }
+    for (size_t i = 0; i < head_mask.size(); ++i) {
+      if (!std::isfinite(head_mask[i])) {
+        detail::fail("head_mask", "finite numbers",
+                     "a non-finite number at layer " + count(static_cast<Index>(i) / heads) +
+                         ", head " + count(static_cast<Index>(i) % heads));
+      }
+    }
+  }
   CausalLMOutput out;
   const detail::CausalLMPass pass(config_, *parameters_, tokens,
-                                  need_attention ? &out.attention : nullptr);
+                                  need_attention ? &out.attention : nullptr,
+                                  head_mask.empty() ? nullptr : head_mask.data());
   out.logits = Tensor3(tokens.batch, tokens.steps, config_.vocab_size);
   MatrixMap(out.logits.data.data(), pass.logits().rows(), pass.logits().cols()) = pass.logits();
   return out;

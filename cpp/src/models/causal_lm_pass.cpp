@@ -1,5 +1,7 @@
 #include "causal_lm_pass.hpp"
 
+#include <stdexcept>
+
 #include "attn/rotary.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/linear_layer.hpp"
@@ -14,11 +16,18 @@ RotaryOptions rotary_of(const CausalLMConfig& config) {
   return options;
 }
 
+void scale_slice(Tensor3& t, Index slice, float factor) {
+  const auto size = static_cast<size_t>(t.rows * t.cols);
+  float* begin = t.data.data() + static_cast<size_t>(slice) * size;
+  for (float* x = begin; x != begin + size; ++x) *x *= factor;
+}
+
 }  // namespace
 
 CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Parameters& parameters,
-                           TokenBatch tokens, std::vector<Tensor3>* attention)
-    : layers_(config, parameters), tokens_(tokens) {
+                           TokenBatch tokens, std::vector<Tensor3>* attention,
+                           const float* head_mask)
+    : layers_(config, parameters), tokens_(tokens), masked_(head_mask != nullptr) {
   attention_.heads = layers_.heads();
   attention_.kv_heads = layers_.kv_heads();
   attention_.mask.causal = true;
@@ -32,7 +41,8 @@ CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Paramet
     LayerRun& run = runs_[l];
     run.input = std::move(x);
     run.normed1 = layers_.norm(ids[l].norm1, run.input);
-    attend(ids[l], run, attention ? &(*attention)[l] : nullptr);
+    attend(ids[l], run, attention ? &(*attention)[l] : nullptr,
+           head_mask ? head_mask + l * layers_.heads() : nullptr);
     run.middle = run.input + layers_.project(ids[l].out, run.merged);
     if (ids[l].up.empty()) {
       x = run.middle;
@@ -48,7 +58,8 @@ CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Paramet
   logits_ = layers_.logits(normed_);
 }
 
-void CausalLMPass::attend(const Layer& ids, LayerRun& run, Tensor3* weights) const {
+void CausalLMPass::attend(const Layer& ids, LayerRun& run, Tensor3* weights,
+                          const float* head_mask) const {
   const Matrix qkv = layers_.project_all(ids.qkv, run.normed1);
   const Index batch = tokens_.batch, steps = tokens_.steps;
   const Index heads = layers_.heads(), kv_heads = layers_.kv_heads();
@@ -67,6 +78,15 @@ void CausalLMPass::attend(const Layer& ids, LayerRun& run, Tensor3* weights) con
   }
   scaled_dot_product_attention(run.q.view(), run.k.view(), run.v.view(), attention_, out.view(),
                                weights ? &weight_view : nullptr);
+  // Scaling a head's weights by m scales its output by m: the kernel's own rows, scaled after.
+  if (head_mask) {
+    for (Index slice = 0; slice < batch * heads; ++slice) {
+      const float factor = head_mask[slice % heads];
+      if (factor == 1.0f) continue;
+      scale_slice(out, slice, factor);
+      if (weights) scale_slice(*weights, slice, factor);
+    }
+  }
   run.merged = Matrix(batch * steps, heads * layers_.head_dim());
   layers_.merge(out, 0, batch, run.merged);
 }
@@ -100,6 +120,7 @@ Matrix CausalLMPass::layer_backward(const Layer& ids, const LayerRun& run, Matri
 }
 
 void CausalLMPass::backward(const Matrix& dlogits, float* gradients) const {
+  if (masked_) throw std::logic_error("CausalLMPass::backward: the pass had a head mask");
   const CausalLM::Parameters& p = layers_.parameters();
   // logits = normed W^T: dW += dlogits^T normed, dnormed = dlogits W.
   accumulate_weight_gradient(dlogits, normed_, p.matrix(gradients, p.unembedding), nullptr);

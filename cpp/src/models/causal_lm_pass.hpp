@@ -12,9 +12,12 @@ namespace attn::detail {
 
 class CausalLMPass {
  public:
-  // `attention`, when non-null, receives each layer's attention weights [B * heads, T, T].
+  // `attention`, when non-null, receives each layer's attention weights [B * heads, T, T];
+  // `head_mask`, when non-null, [layers, heads] factors on them (forward only: backward() needs
+  // a pass without one).
   CausalLMPass(const CausalLMConfig& config, const CausalLM::Parameters& parameters,
-               TokenBatch tokens, std::vector<Tensor3>* attention = nullptr);
+               TokenBatch tokens, std::vector<Tensor3>* attention = nullptr,
+               const float* head_mask = nullptr);
 
   const Matrix& logits() const { return logits_; }  // [B * T, vocab]
 
@@ -33,13 +36,15 @@ class CausalLMPass {
     Matrix normed2, up, hidden;  // norm2(middle), the MLP's first layer, its activation
   };
 
-  void attend(const Layer& ids, LayerRun& run, Tensor3* weights) const;
+  // head_mask: this layer's factor per head, or nullptr.
+  void attend(const Layer& ids, LayerRun& run, Tensor3* weights, const float* head_mask) const;
   // Returns d input of the layer given d output.
   Matrix layer_backward(const Layer& ids, const LayerRun& run, Matrix dx, float* gradients) const;
 
   CausalLMLayers layers_;
   TokenBatch tokens_;
   AttentionOptions attention_;
+  bool masked_ = false;  // a head mask scaled the heads: no backward
   std::vector<LayerRun> runs_;
   Matrix output_;  // the residual stream after the last layer
   Matrix normed_;  // final_norm(output_)
