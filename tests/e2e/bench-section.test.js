@@ -1,4 +1,4 @@
-// Browser tests of section 7, the in-browser benchmark (the page's benchmark section and its
+// Browser tests of section 8, the in-browser benchmark (the page's benchmark section and its
 // worker), in every engine of browser.js against the built site in build/site/.
 // Most runs use ?bench.n=64,128 (two small sizes) for speed; the screenshots' test runs the default
 // configuration once, and writes what it measured to build/screenshots/bench.json
@@ -71,7 +71,7 @@ function assertDecode({ rows, maxDiffs }) {
   for (const diff of maxDiffs) assert.ok(diff < 1e-4, `decode output differs from plain JS by ${diff}`);
 }
 
-for (const engine of ENGINES) describe(`section 7: the benchmark (${engine})`, () => {
+for (const engine of ENGINES) describe(`section 8: the benchmark (${engine})`, () => {
   const site = useBuiltSite(engine, { hash: '#benchmark' });
   const { open } = site;
 

@@ -19,11 +19,12 @@ const SECTIONS = [
   ['multi-head', 'Self-, cross- & multi-head'],
   ['bahdanau', 'Learning to align'],
   ['transformer', 'The Transformer'],
+  ['induction', 'Induction heads'],
   ['benchmark', 'Benchmark'],
 ];
 // The sections whose own test files take their screenshots, once trained (bahdanau.test.js,
-// transformer.test.js).
-const SHOT_ELSEWHERE = new Set(['bahdanau', 'transformer']);
+// transformer.test.js, induction.test.js).
+const SHOT_ELSEWHERE = new Set(['bahdanau', 'transformer', 'induction']);
 const BUDGET_MS = 16;
 
 // The number of updates a section has run (data-updates), to wait for the next one.

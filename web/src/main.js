@@ -1,4 +1,4 @@
-// The page: loads the wasm package once, names its backend and threads, mounts the seven sections
+// The page: loads the wasm package once, names its backend and threads, mounts the eight sections
 // and redraws them when the page width changes.
 import './style.css';
 import { loadAttention } from 'attention-wasm';
@@ -9,6 +9,7 @@ import { mountMultiHead } from './sections/multi-head/index.js';
 import { mountBenchmark } from './sections/benchmark/index.js';
 import { mountBahdanau } from './sections/bahdanau/index.js';
 import { mountTransformer } from './sections/transformer/index.js';
+import { mountInduction } from './sections/induction/index.js';
 import { invalidateWidths } from './ui/plot.js';
 
 const SECTIONS = [
@@ -18,6 +19,7 @@ const SECTIONS = [
   ['multi-head', mountMultiHead],
   ['bahdanau', mountBahdanau],
   ['transformer', mountTransformer],
+  ['induction', mountInduction],
   ['benchmark', mountBenchmark],
 ];
 

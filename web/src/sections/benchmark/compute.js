@@ -1,4 +1,4 @@
-// What section 7 measures and how its results read, apart from the view: the run's settings,
+// What section 8 measures and how its results read, apart from the view: the run's settings,
 // the sizes from the URL, a run's record as the worker (worker.js) reports into it, and the
 // one-sentence summary of a finished run. Plain data in and out.
 

@@ -1,4 +1,4 @@
-// 7. Benchmark: attention in your browser. A Web Worker (worker.js) times
+// 8. Benchmark: attention in your browser. A Web Worker (worker.js) times
 // O = softmax(Q Kᵀ/√d) V on [1, n, d] float32 for the package's SIMD and scalar builds and for
 // plain JavaScript, the SIMD build with a causal mask and with validLens = n/4, and one-token
 // decode against a KV cache (decode.js); this module owns the controls, the URL state, the
@@ -22,7 +22,7 @@ import { decodeTable, resultsTable } from './tables.js';
 
 export function mountBenchmark(root) {
   const state = urlState('bench', { d: 64, n: DEFAULT_SIZES.join(',') }, root.id);
-  const section = scaffold(root, { number: 7, title: 'Benchmark: attention in your browser', state });
+  const section = scaffold(root, { number: 8, title: 'Benchmark: attention in your browser', state });
   const { values } = state;
   root.dataset.benchState = 'idle';
   root.dataset.progressUpdates = '0';

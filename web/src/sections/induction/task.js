@@ -33,6 +33,18 @@ export const MODEL = Object.freeze({
 
 export const OPTIMISER = Object.freeze({ lr: 1e-3, weightDecay: 0.01, clip: 1 });
 
+/** Where the page stops training: well past the phase change (700-1100 steps in calibration). */
+export const MAX_STEPS = 3000;
+
+/** Steps between two measurements of a run (held-out losses, head scores). */
+export const MEASURE_EVERY = 25;
+
+/** "layer l · head h" of head `index` in [numLayers * heads] order. */
+export const headLabel = (index, heads) => `layer ${Math.floor(index / heads)} · head ${index % heads}`;
+
+/** The 64 tokens as the page writes them, one character each. */
+export const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/';
+
 /** A fresh model of the experiment, initialised from `seed`. */
 export const createModel = (attn, seed) => attn.CausalLM.gpt2({ ...MODEL, seed });
 
@@ -82,13 +94,14 @@ export const heldOut = (seed = 12345) => taskBatch(uniform(seed), 64);
 
 /**
  * The held-out losses and accuracy: mean cross-entropy on the first occurrences' and on the
- * repeated tokens, and the share of repeated tokens predicted (argmax) right.
+ * repeated tokens, and the share of repeated tokens predicted (argmax) right; headMask, when
+ * given, ablates heads.
  */
-export function evaluate(model, { tokens, segments }) {
+export function evaluate(model, { tokens, segments }, headMask) {
   const [batch, steps] = tokens.shape;
   const inputs = new Int32Array(batch * (steps - 1));
   for (let b = 0; b < batch; b++) inputs.set(tokens.data.subarray(b * steps, (b + 1) * steps - 1), b * (steps - 1));
-  const { logits } = model.forward({ data: inputs, shape: [batch, steps - 1] });
+  const { logits } = model.forward({ data: inputs, shape: [batch, steps - 1] }, headMask ? { headMask } : {});
   const vocab = logits.shape[2];
   const sums = { first: 0, repeated: 0 };
   const counts = { first: 0, repeated: 0 };
@@ -136,7 +149,7 @@ export function probeBatch(seed = 777, batch = 16, half = TASK.length / 2) {
  * attention maps of the forward, for the page to draw. headMask, when given, ablates heads.
  */
 export function headScores(model, probe, headMask) {
-  const { attention } = model.forward(probe, { attention: true, ...(headMask && { headMask }) });
+  const { attention } = model.forward(probe, headMask ? { attention: true, headMask } : { attention: true });
   const [batch, steps] = probe.shape;
   const half = steps / 2;
   const score = (map, h, pairs) => {

@@ -5,7 +5,7 @@
 
 import { SideBySide } from '../../../shared/translation/side-by-side.js';
 import { SLICE_MS } from './training-loop.js';
-import { yieldToMessages } from './yield-to-messages.js';
+import { yieldToMessages } from '../../workers/yield-to-messages.js';
 
 /** The task the comparison trains on (tasks.js). */
 export const COMPARE_TASK = 'fra-eng-long';

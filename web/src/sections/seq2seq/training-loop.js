@@ -4,7 +4,7 @@
 // every EVAL_EVERY_MS held-out BLEU (both also at the end), so reporting stays a small share of
 // the training time.
 
-import { yieldToMessages } from './yield-to-messages.js';
+import { yieldToMessages } from '../../workers/yield-to-messages.js';
 
 export const SLICE_MS = 120;
 const PROBE_EVERY_MS = 400;
