@@ -6,7 +6,8 @@
 // for bit, for 1 to 7
 // threads, on ragged shapes (query blocks of 64, key chunks and tiles of 2 cut anywhere, one
 // query, none) under every mask kind and with the weights; a long run of tiny calls through the
-// pool; a bad thread count; the worker setup the wasm package installs its relaxed loops with.
+// pool; threads calling the core at once; a bad thread count; the worker setup the wasm package
+// installs its relaxed loops with.
 // The native suite also runs under ThreadSanitizer (scripts/test-native.sh), which checks the
 // pool's synchronisation.
 
@@ -27,6 +28,7 @@
 #include "attn/multi_head_attention.hpp"
 #include "attn/seq2seq.hpp"
 #include "attn/threads.hpp"
+#include "attn/transformer.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/linear_layer.hpp"
 #include "parallel/thread_pool.hpp"
@@ -378,6 +380,72 @@ TEST_CASE("Seq2Seq training steps give the same bits on 1, 2 and 3 threads", "[t
     for (size_t p = 0; p < one.second.size(); ++p) {
       CAPTURE(one.second[p].name);
       REQUIRE(same_bits(one.second[p].data, many.second[p].data));
+    }
+  }
+}
+
+namespace {
+
+// One caller's work for the concurrency test: scaled dot-product attention and its backward
+// (causal, on shapes that split), then two Transformer training steps on a model of its own;
+// every result, flattened in order.
+std::vector<float> caller_work(uint64_t seed) {
+  const float rate = 0.1f + 0.01f * static_cast<float>(seed);
+  const Tensor3 q = wave(4, 96, 32, rate), k = wave(4, 96, 32, rate + 0.3f),
+                v = wave(4, 96, 16, rate + 0.5f);
+  attn::AttentionOptions options;
+  options.mask.causal = true;
+  Tensor3 out(4, 96, 16);
+  attn::scaled_dot_product_attention(q.view(), k.view(), v.view(), options, out.view());
+  const attn::AttentionGradients g =
+      attn::scaled_dot_product_attention_backward(q, k, v, out, options);
+  std::vector<float> all = out.data;
+  for (const Tensor3* t : {&g.dq, &g.dk, &g.dv})
+    all.insert(all.end(), t->data.begin(), t->data.end());
+
+  attn::TransformerConfig config;
+  config.src_vocab_size = config.tgt_vocab_size = 24;
+  config.num_hiddens = 64;
+  config.ffn_num_hiddens = 128;
+  config.num_heads = 4;
+  config.num_blks = 2;
+  config.seed = seed;
+  attn::Transformer model(config);
+  const Index B = 16, T = 12;
+  std::vector<int32_t> src(B * T), tgt_in(B * T), tgt_out(B * T), lens(B, T);
+  for (Index i = 0; i < B * T; ++i) {
+    src[static_cast<size_t>(i)] = static_cast<int32_t>(1 + (i * 7 + seed) % 23);
+    tgt_in[static_cast<size_t>(i)] = static_cast<int32_t>(1 + (i * 11 + seed) % 23);
+    tgt_out[static_cast<size_t>(i)] = static_cast<int32_t>(1 + (i * 13 + seed) % 23);
+  }
+  attn::EncoderDecoderTrainOptions train;
+  train.lr = 0.01f;
+  for (int step = 0; step < 2; ++step) {
+    all.push_back(model.train_step({src.data(), B, T}, lens, {tgt_in.data(), B, T},
+                                   {tgt_out.data(), B, T}, train));
+  }
+  for (const attn::NamedTensor& t : model.state_dict()) {
+    all.insert(all.end(), t.data.begin(), t.data.end());
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("Threads that call the core at once get what each call gives alone", "[threads]") {
+  const ThreadCount count(2);
+  std::vector<std::vector<float>> alone;
+  for (uint64_t seed = 0; seed < 4; ++seed) alone.push_back(caller_work(seed));
+  for (size_t callers : {2, 4}) {
+    std::vector<std::vector<float>> together(callers);
+    std::vector<std::thread> threads;
+    for (size_t c = 0; c < callers; ++c) {
+      threads.emplace_back([&together, c] { together[c] = caller_work(c); });
+    }
+    for (std::thread& t : threads) t.join();
+    for (size_t c = 0; c < callers; ++c) {
+      CAPTURE(callers, c);
+      REQUIRE(same_bits(together[c], alone[c]));
     }
   }
 }

@@ -1,6 +1,12 @@
 #pragma once
 // How many threads the core's parallel kernels use (the calling thread included). Results are
 // the same bits whatever the count: every split partitions the outputs.
+//
+// Any number of threads may call the core at once, each call as correct as if it ran alone. The
+// pool runs one caller's parallel region at a time; a call that finds it busy runs that region
+// on its own thread instead of waiting (the same bits), so concurrent callers never block on
+// each other. Objects (a model, a KV cache) are not shared between threads without a lock of
+// the caller's, as with any C++ object: concurrent calls on one object are the caller's race.
 
 namespace attn {
 

@@ -1,5 +1,6 @@
 #include "thread_pool.hpp"
 
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -10,24 +11,49 @@ namespace attn::detail {
 
 namespace {
 
-// Spins before a worker sleeps: long enough to catch the next region of a run of calls (the
-// layers of a model, the steps of a decoder, and in wasm the JS wrapper's copies between two
-// calls, over 100 us at n = 1024, which 2^16 spins did not outlast), about a millisecond;
-// pthreadpool spins 10^6 times too.
+// A worker spins for the next region about a millisecond before it sleeps: long enough to catch
+// the next region of a run of calls (the layers of a model, the steps of a decoder, and in wasm
+// the JS wrapper's copies between two calls, over 100 us at n = 1024); pthreadpool spins too.
+// The spin is timed, not counted, because one spin's cost varies tenfold between processors
+// (x86's pause takes 10 to 140 cycles) and engines; the clock is read every kSpinsPerCheck.
 //
 // Under ThreadSanitizer a worker sleeps after a few spins instead: the runtime records every
 // atomic load, and LLVM 14's stalls every thread, for minutes, while a full trace is switched
-// (google/sanitizers#1552); a million loads per idle worker per region fill traces quickly.
+// (google/sanitizers#1552); a millisecond of loads per idle worker per region fills traces fast.
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define ATTN_THREAD_SANITIZER 1
 #endif
 #endif
 #if defined(__SANITIZE_THREAD__) || defined(ATTN_THREAD_SANITIZER)
-constexpr int kSpins = 1 << 8;
+constexpr int kMaxSpins = 1 << 8;
 #else
-constexpr int kSpins = 1 << 20;
+constexpr int kMaxSpins = 1 << 24;  // a bound for a clock that stood still
 #endif
+constexpr int kSpinsPerCheck = 64;
+constexpr auto kSpinTime = std::chrono::microseconds(1000);
+
+// One spin: tells the processor this is a wait loop (it yields the core's resources to its
+// sibling hyper-thread, and saves power); wasm has no such instruction.
+inline void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Spins until done() or the spin time has passed; returns done().
+template <typename Done>
+bool spin_until(Done done) {
+  const auto until = std::chrono::steady_clock::now() + kSpinTime;
+  for (int spin = 1; spin <= kMaxSpins; ++spin) {
+    if (done()) return true;
+    pause();
+    if (spin % kSpinsPerCheck == 0 && std::chrono::steady_clock::now() >= until) break;
+  }
+  return done();
+}
 
 std::mutex pool_mutex;
 std::unique_ptr<ThreadPool> pool;
@@ -87,21 +113,23 @@ void ThreadPool::run_region(Index count, void* context, Trampoline call) {
   }
   wake_.notify_all();
   claim_tasks();
-  // Every task is claimed; the tasks of the workers that joined end when they leave.
+  // Every task is claimed; the tasks of the workers that joined end when they leave. The caller
+  // waits as a worker does: spinning first (the last tasks are usually short), then yielding.
   open_.store(false);
-  while (joined_.load() != 0) std::this_thread::yield();
+  const auto left = [this] { return joined_.load() == 0; };
+  if (!spin_until(left)) {
+    while (!left()) std::this_thread::yield();
+  }
 }
 
 void ThreadPool::work() {
   uint64_t seen = 0;
   for (;;) {
     // Spin for the next region, then sleep until one is published.
-    for (int spin = 0; spin < kSpins && generation_.load(std::memory_order_acquire) == seen;
-         ++spin) {
-    }
-    if (generation_.load(std::memory_order_acquire) == seen) {
+    const auto published_one = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+    if (!spin_until(published_one)) {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait(lock, [&] { return generation_.load(std::memory_order_acquire) != seen; });
+      wake_.wait(lock, published_one);
     }
     if (stopping_.load()) return;
     const uint64_t published = generation_.load(std::memory_order_acquire);

@@ -5,6 +5,12 @@
 // the outputs and never depend on which thread runs a task, so results are the same bits for
 // every thread count. Inside a region nothing may throw (arguments are checked before the
 // fork) and nothing should allocate (scratch is sized per thread before it).
+//
+// Any number of threads may call the core at once. The pool runs one region at a time: a caller
+// that finds it running another caller's region runs its own tasks on its own thread, in order,
+// instead of waiting (pthreadpool waits, holding a mutex across the call). Its results are the
+// same bits either way, and it makes progress at once, where waiting would leave its core idle
+// for as long as the other caller's whole region.
 
 #include <atomic>
 #include <condition_variable>
@@ -31,8 +37,8 @@ class ThreadPool {
   // Calls task(t, slot) for every t in [0, count); returns once all have returned. slot, in
   // [0, min(count, threads())), names the per-thread scratch the call may use: each thread that
   // takes part gets one of its own, so a caller sizes min(count, threads()) scratch slots.
-  // Runs inline, in order, with one thread, for a single task, or when called from inside a
-  // region (no nesting).
+  // Runs inline, in order, with one thread, for a single task, when called from inside a region
+  // (no nesting), or while another thread's region holds the pool.
   template <typename Task>
   void run(Index count, Task&& task) {
     if (count <= 0) return;
@@ -40,15 +46,26 @@ class ThreadPool {
       for (Index t = 0; t < count; ++t) task(t, 0);
       return;
     }
+    std::unique_lock<std::mutex> region(region_mutex_, std::try_to_lock);
+    if (!region.owns_lock()) {
+      for (Index t = 0; t < count; ++t) task(t, 0);
+      return;
+    }
     // Task is a reference type when an lvalue is passed: the context points at the callable.
     using Callable = std::remove_reference_t<Task>;
-    run_region(
-        count, const_cast<void*>(static_cast<const void*>(&task)),
-        [](void* context, Index t, int thread) { (*static_cast<Callable*>(context))(t, thread); });
+    run_region(count, const_cast<void*>(static_cast<const void*>(&task)),
+               [](void* context, Index t, int thread) noexcept {
+                 (*static_cast<Callable*>(context))(t, thread);
+               });
   }
 
  private:
-  using Trampoline = void (*)(void* context, Index task, int thread);
+  // Tasks do not throw (see above); a throw would end the process here rather than leave a
+  // region that never completes.
+  using Trampoline = void (*)(void* context, Index task, int thread) noexcept;
+  // One cache line: each atomic the threads write in a region has its own, so a worker claiming
+  // tasks does not invalidate the line the idle workers spin on.
+  static constexpr size_t kCacheLine = 64;
   void run_region(Index count, void* context, Trampoline call);
   void work();
   void claim_tasks();
@@ -61,12 +78,13 @@ class ThreadPool {
   void* context_ = nullptr;
   Trampoline call_ = nullptr;
   Index count_ = 0;
-  std::atomic<Index> next_{0};           // the next unclaimed task
-  std::atomic<int> slots_{0};            // scratch slots handed out in the current region
-  std::atomic<bool> open_{false};        // workers may join the current region
-  std::atomic<int> joined_{0};           // workers inside (or entering) the current region
-  std::atomic<uint64_t> generation_{0};  // bumped once per region
+  alignas(kCacheLine) std::atomic<Index> next_{0};           // the next unclaimed task
+  alignas(kCacheLine) std::atomic<int> slots_{0};            // scratch slots handed out
+  alignas(kCacheLine) std::atomic<int> joined_{0};           // workers inside (or entering)
+  alignas(kCacheLine) std::atomic<bool> open_{false};        // workers may join the region
+  alignas(kCacheLine) std::atomic<uint64_t> generation_{0};  // bumped once per region
   std::atomic<bool> stopping_{false};
+  std::mutex region_mutex_;  // held by the thread whose region runs
   std::mutex mutex_;
   std::condition_variable wake_;
   static thread_local bool inside_region_;
