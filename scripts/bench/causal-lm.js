@@ -16,7 +16,7 @@ import { measureInTurns } from './timing.js';
 import { outsideRunners, pytorchServer, startRunners, timeRunners } from './training.js';
 
 export const CAUSAL_LM_GOALS = { vsPyTorch: 3, cachedGeneration: 10 };
-const STEP = { lr: 3e-4, betas: [0.9, 0.95], eps: 1e-8, weightDecay: 0.1, clip: 1 };
+export const STEP = { lr: 3e-4, betas: [0.9, 0.95], eps: 1e-8, weightDecay: 0.1, clip: 1 };
 const TORCH_SCRIPT = fileURLToPath(new URL('./causal_lm_torch.py', import.meta.url));
 
 export const SIZES = [
@@ -25,7 +25,7 @@ export const SIZES = [
 ];
 
 // Token ids [batch, steps] from a fixed stream.
-function tokensOf(batch, steps, vocab, seed) {
+export function tokensOf(batch, steps, vocab, seed) {
   let state = seed;
   const data = new Int32Array(batch * steps);
   for (let i = 0; i < data.length; i++) {

@@ -7,6 +7,7 @@
 // Inputs are made on first use and kept, as every workload is built on several modules.
 import { multiHeadAttention, scaledDotProductAttentionBackward } from '../../tests/js/reference.js';
 import { uniforms as random } from '../../web/shared/random.js';
+import { SIZES as CAUSAL_LM_SIZES, STEP as CAUSAL_LM_STEP, tokensOf as causalTokens } from './causal-lm.js';
 import { DECODE } from './decode.js';
 import { attentionTask, checkRows, expectClose, queryRows } from './peers.js';
 import { SIZES } from './seq2seq.js';
@@ -117,6 +118,23 @@ function seq2seqWorkload() {
   };
 }
 
+// A CausalLM training step (causal-lm.js): the GPT-2-like size of issue 34's target, the small
+// one in --quick.
+function causalLMWorkload(quick) {
+  const size = CAUSAL_LM_SIZES.find((s) => (s.label === 'small') === quick);
+  const tokens = once(() => causalTokens(size.batch, size.steps + 1, size.config.vocabSize, 7));
+  return {
+    name: `CausalLM training step, ${size.label}`,
+    make: (m) => {
+      const model = m.CausalLM.gpt2({ ...size.config, maxPositions: size.steps, seed: 1 });
+      return { fn: () => model.trainStep(tokens(), CAUSAL_LM_STEP), release: () => model.dispose() };
+    },
+  };
+}
+
 export function threadWorkloads({ quick = false } = {}) {
-  return [...sdpaWorkloads(quick), ...backwardWorkloads(quick), ...mhaWorkloads(quick), decodeWorkload(quick), seq2seqWorkload()];
+  return [
+    ...sdpaWorkloads(quick), ...backwardWorkloads(quick), ...mhaWorkloads(quick), decodeWorkload(quick), seq2seqWorkload(),
+    causalLMWorkload(quick),
+  ];
 }
