@@ -345,7 +345,7 @@ class TransformerHandle : public EncoderDecoderHandle<attn::Transformer> {
 struct CausalLMConfigArg {
   int format = 0, vocabSize = 0, hiddenSize = 0, numLayers = 1, numHeads = 1, numKvHeads = 0,
       intermediateSize = 0, maxPositions = 0, positions = 0, norm = 0, mlp = 0, window = 0;
-  float rotaryBase = 10000.0f, normEps = 1e-5f;
+  float rotaryBase = 10000.0f, normEps = 1e-5f, dropout = 0.0f;
   bool bias = true, tieEmbeddings = true;
   double seed = 0;
 };
@@ -373,6 +373,7 @@ class CausalLMHandle {
       config.bias = c.bias;
       config.tie_embeddings = c.tieEmbeddings;
       config.window = c.window;
+      config.dropout = c.dropout;
       config.seed = static_cast<uint64_t>(c.seed);
       model_.emplace(config);
     });
@@ -408,7 +409,7 @@ class CausalLMHandle {
     });
   }
 
-  Status lossAndGradients(TokenArg tokens, int pad, uintptr_t loss, uintptr_t gradients) const {
+  Status lossAndGradients(TokenArg tokens, int pad, uintptr_t loss, uintptr_t gradients) {
     return guarded([&] {
       const auto result = model_->loss_and_gradients(tokens.tokens(), pad);
       *reinterpret_cast<float*>(loss) = result.loss;
@@ -532,6 +533,7 @@ EMSCRIPTEN_BINDINGS(models) {
       .field("bias", &CausalLMConfigArg::bias)
       .field("tieEmbeddings", &CausalLMConfigArg::tieEmbeddings)
       .field("window", &CausalLMConfigArg::window)
+      .field("dropout", &CausalLMConfigArg::dropout)
       .field("seed", &CausalLMConfigArg::seed);
   class_<CausalLMHandle>("CausalLM")
       .constructor<>()

@@ -95,7 +95,7 @@ TEST_CASE("CausalLM logits, attention maps, loss and gradients match GPT-2 and L
           "[causal_lm][fixtures]") {
   for (const auto& c : fixtures::load("causal_lm/causal_lm.json")) {
     DYNAMIC_SECTION(c.name) {
-      const LMCase s(c);
+      LMCase s(c);
       const std::vector<int32_t> inputs = s.inputs();
       const auto out = s.model.forward({inputs.data(), s.shape[0], s.shape[1] - 1}, true);
       fixtures::check(out.logits, c.expected.at("logits"), c.expected, "logits");
@@ -176,6 +176,59 @@ TEST_CASE("CausalLM head_mask scales a head's weights, as scaling its output pro
               got.data[i] ==
               Approx(unmasked.data[i] * mask[static_cast<size_t>(l * heads + head)]).margin(1e-6));
         }
+      }
+    }
+  }
+}
+
+// Dropout's mask depends on the call's stream only, never on the parameters' values: a fresh
+// model with perturbed weights, on its first call, drops what the first call of the unperturbed
+// one dropped, so central differences of that loss check the gradients with dropout.
+TEST_CASE("CausalLM dropout: training calls drop reproducibly, forward never, gradients exact",
+          "[causal_lm]") {
+  for (const bool llama : {false, true}) {
+    DYNAMIC_SECTION((llama ? "llama" : "gpt2")) {
+      attn::CausalLMConfig config =
+          llama ? attn::CausalLMConfig::llama() : attn::CausalLMConfig::gpt2();
+      config.vocab_size = 12;
+      config.hidden_size = 16;
+      config.num_layers = 2;
+      config.num_heads = 2;
+      config.intermediate_size = 24;
+      config.max_positions = llama ? 0 : 8;
+      config.seed = 5;
+      attn::CausalLMConfig plain_config = config;
+      config.dropout = 0.3f;
+      const std::vector<int32_t> tokens{1, 4, 7, 2, 9, 11, 3, 0, 5, 5, 8, 2, 6, 10};
+      const attn::TokenBatch batch{tokens.data(), 2, 7}, inputs{tokens.data(), 1, 6};
+
+      attn::CausalLM model(config), twin(config), plain(plain_config);
+      CHECK(model.forward(inputs).logits.data == plain.forward(inputs).logits.data);
+      const attn::CausalLMLoss first = model.loss_and_gradients(batch);
+      const attn::CausalLMLoss again = twin.loss_and_gradients(batch);
+      CHECK(first.loss == again.loss);
+      CHECK(first.gradients[2].data == again.gradients[2].data);
+      CHECK(first.loss != plain.loss_and_gradients(batch).loss);
+      CHECK(model.loss_and_gradients(batch).loss != first.loss);  // a fresh stream
+
+      // In gradients' order: a tied model's lm_head.weight (listed last) left out.
+      std::vector<attn::NamedTensor> state = twin.state_dict();
+      state.resize(first.gradients.size());
+      const auto loss_with = [&](size_t tensor, size_t entry, float delta) {
+        std::vector<attn::NamedTensor> moved = state;
+        moved[tensor].data[entry] += delta;
+        attn::CausalLM fresh(config);
+        fresh.load_state_dict(moved);
+        return static_cast<double>(fresh.loss_and_gradients(batch).loss);
+      };
+      const float eps = 1e-2f;
+      for (size_t tensor = 0; tensor < first.gradients.size(); tensor += 3) {
+        const std::vector<float>& g = first.gradients[tensor].data;
+        const size_t entry = g.size() / 2;
+        CAPTURE(first.gradients[tensor].name);
+        const double numeric = (loss_with(tensor, entry, eps) - loss_with(tensor, entry, -eps)) /
+                               (2.0 * static_cast<double>(eps));
+        CHECK(g[entry] == Approx(numeric).margin(2e-3).epsilon(0.03));
       }
     }
   }
@@ -408,7 +461,7 @@ TEST_CASE("CausalLM's loss and gradients are the same bits on 1, 2 and 3 threads
           "[causal_lm][threads]") {
   for (const auto& c : fixtures::load("causal_lm/causal_lm.json")) {
     DYNAMIC_SECTION(c.name) {
-      const LMCase s(c);
+      LMCase s(c);
       attn::set_threads(1);
       const attn::CausalLMLoss one = s.model.loss_and_gradients(s.all(), s.pad);
       for (int threads : {2, 3}) {
@@ -453,6 +506,7 @@ TEST_CASE("CausalLM names the config field, token or state-dict entry that does 
       Contains("mlp") && Contains("swiglu"));
   REQUIRE_THROWS_WITH(attn::CausalLM(with([](auto& c) { c.norm_eps = 0.0f; })),
                       Contains("norm_eps"));
+  REQUIRE_THROWS_WITH(attn::CausalLM(with([](auto& c) { c.dropout = 1.0f; })), Contains("dropout"));
   REQUIRE_THROWS_WITH(attn::CausalLM(with([](auto& c) {
                         c.format = attn::CheckpointFormat::Gpt2;
                         c.mlp = attn::MlpKind::Gelu;

@@ -168,6 +168,25 @@ for (const attn of backends) {
       llama.dispose();
     });
 
+    // The exact gradients under dropout are tests/cpp/test_causal_lm.cpp's (central differences):
+    // here, that the option crosses the binding.
+    test('dropout drops in training calls only, reproducibly from the seed', () => {
+      const config = { vocabSize: 12, hiddenSize: 16, numLayers: 2, numHeads: 2, intermediateSize: 24, maxPositions: 8, seed: 5 };
+      const tokens = { data: Int32Array.of(1, 4, 7, 2, 9, 11, 3, 0, 5, 5, 8, 2, 6, 10), shape: [2, 7] };
+      const inputs = { data: Int32Array.of(1, 4, 7, 2, 9, 11), shape: [1, 6] };
+      const [model, twin] = [0, 1].map(() => attn.CausalLM.gpt2({ ...config, dropout: 0.3 }));
+      const plain = attn.CausalLM.gpt2(config);
+      assert.equal(model.config.dropout, 0.3);
+      assert.deepEqual(model.forward(inputs).logits, plain.forward(inputs).logits);
+      const first = model.lossAndGradients(tokens).loss;
+      assert.equal(twin.lossAndGradients(tokens).loss, first);
+      assert.notEqual(first, plain.lossAndGradients(tokens).loss);
+      assert.notEqual(model.lossAndGradients(tokens).loss, first);
+      assert.throws(() => attn.CausalLM.gpt2({ ...config, dropout: 1 }), { name: 'RangeError', message: /^dropout: / });
+      assert.throws(() => attn.CausalLM.gpt2({ ...config, dropout: '0.1' }), { name: 'TypeError', message: /^dropout: / });
+      for (const m of [model, twin, plain]) m.dispose();
+    });
+
     test('bad configs, tokens and options name what does not fit; the model keeps working', () => {
       const base = { format: 'llama', positions: 'rotary', norm: 'rms', mlp: 'swiglu', vocabSize: 10, hiddenSize: 8, numLayers: 1, numHeads: 2 };
       assert.throws(() => new attn.CausalLM({ ...base, numKvHeads: 3 }), { name: 'RangeError', message: /^numKvHeads: .*got 3/ });

@@ -40,7 +40,7 @@ const PRESETS = {
 
 const KEYS = [
   'format', 'vocabSize', 'hiddenSize', 'numLayers', 'numHeads', 'numKvHeads', 'intermediateSize', 'maxPositions',
-  'positions', 'rotaryBase', 'norm', 'normEps', 'mlp', 'bias', 'tieEmbeddings', 'window', 'seed',
+  'positions', 'rotaryBase', 'norm', 'normEps', 'mlp', 'bias', 'tieEmbeddings', 'window', 'dropout', 'seed',
 ];
 
 function readChoice(name, value, fallback) {
@@ -71,6 +71,7 @@ function readConfig(config) {
     bias: readBoolean('bias', c.bias, true),
     tieEmbeddings: readBoolean('tieEmbeddings', c.tieEmbeddings, true),
     window: readSize('window', c.window ?? 0),
+    dropout: readFloat32('dropout', c.dropout, 0),
     seed: readSize('seed', c.seed ?? 0, Number.MAX_SAFE_INTEGER),
   };
   if (fields.numKvHeads === 0) fields.numKvHeads = fields.numHeads;
@@ -161,7 +162,8 @@ export function createCausalLMClass(module) {
     /**
      * tokens [B, T + 1] -> { loss, gradients: { name: tensor } }: the mean next-token
      * cross-entropy of tokens[:, 1:] given tokens[:, :T], targets equal to `pad` left out, and
-     * every parameter's gradient (a tied model's unembedding in the embedding's).
+     * every parameter's gradient (a tied model's unembedding in the embedding's). With dropout,
+     * as in training: each call drops from a fresh stream.
      */
     lossAndGradients(tokens, options) {
       this[HANDLE]();

@@ -598,7 +598,13 @@ export interface CausalLMConfig {
   tieEmbeddings?: boolean;
   /** > 0: each token sees itself and the window - 1 tokens before it (default 0: all before it). */
   window?: number;
-  /** The initialisation's seed (GPT-2's: N(0, 0.02^2), residual projections scaled down). */
+  /**
+   * Dropout in [0, 1), in lossAndGradients and trainStep only (a fresh stream per call): GPT-2's
+   * three kinds at one rate, on the embeddings, every attention's weights and both residual
+   * branches of every layer; default 0.
+   */
+  dropout?: number;
+  /** The initialisation's seed (GPT-2's: N(0, 0.02^2), residual projections scaled down), and the dropout streams'. */
   seed?: number;
 }
 
@@ -640,7 +646,8 @@ export interface CausalLM {
   forward(tokens: Tokens, options?: { attention?: boolean; headMask?: Tensor | Float32Array }): { logits: Tensor; attention?: Tensor[] };
   /**
    * tokens [B, T + 1] -> the mean next-token cross-entropy of tokens[:, 1:] given tokens[:, :T]
-   * (targets equal to pad left out) and every parameter's gradient.
+   * (targets equal to pad left out) and every parameter's gradient; with dropout, as in
+   * training (a fresh stream per call).
    */
   lossAndGradients(tokens: Tokens, options?: { pad?: number }): { loss: number; gradients: Record<string, Tensor> };
   /** One clipped AdamW step; returns the loss before it. */

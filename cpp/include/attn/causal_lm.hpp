@@ -13,6 +13,12 @@
 // Parameters carry Hugging Face's names and layouts (format Gpt2: GPT2LMHeadModel, Conv1D
 // weights [in, out] with q, k, v side by side in c_attn; format Llama: LlamaForCausalLM,
 // nn.Linear weights [out, in]), so a checkpoint's state dict loads as it is.
+//
+// Dropout (dropout > 0, in loss_and_gradients and train_step only), GPT-2's three kinds at one
+// rate: on the embeddings (site 0), and in layer l on the attention weights (site 1 + 3l), on
+// the attention's output before the residual add (2 + 3l) and on the MLP's (3 + 3l). Each call
+// draws a fresh stream s from the model's seed; site k drops from mix(s, k) as attn/dropout.hpp
+// says (attention weights numbered as [B, heads, T, T]).
 
 #include <cstdint>
 #include <memory>
@@ -47,9 +53,10 @@ struct CausalLMConfig {
   MlpKind mlp = MlpKind::Gelu;
   bool bias = true;  // biases on the projections (GPT-2) or none (Llama)
   bool tie_embeddings = true;
-  Index window = 0;   // > 0: each query sees itself and the window - 1 keys before it
-  uint64_t seed = 0;  // the initialisation: GPT-2's, N(0, 0.02^2), the output projections
-                      // N(0, (0.02 / sqrt(2 num_layers))^2), biases 0, norms 1 (and 0)
+  Index window = 0;      // > 0: each query sees itself and the window - 1 keys before it
+  float dropout = 0.0f;  // in [0, 1): training only, at the sites above
+  uint64_t seed = 0;     // the initialisation: GPT-2's, N(0, 0.02^2), the output projections
+                         // N(0, (0.02 / sqrt(2 num_layers))^2), biases 0, norms 1 (and 0)
 
   // The presets: GPT-2's and Llama's shapes with sizes to fill in (vocab_size, hidden_size, ...).
   static CausalLMConfig gpt2();
@@ -99,7 +106,8 @@ struct Generation {
 
 namespace detail {
 struct CausalLMParameters;  // the flat parameter buffer and where each tensor lives in it
-}
+class DropoutSites;
+}  // namespace detail
 
 class CausalLM : public TrainableModel<CausalLMConfig, detail::CausalLMParameters> {
  public:
@@ -122,8 +130,9 @@ class CausalLM : public TrainableModel<CausalLMConfig, detail::CausalLMParameter
                          const std::vector<float>& head_mask = {}) const;
 
   // tokens [B, T + 1]: the mean next-token cross-entropy of tokens[:, 1:] given tokens[:, :T],
-  // targets equal to pad left out (pad < 0: none), and every parameter's gradient.
-  CausalLMLoss loss_and_gradients(TokenBatch tokens, int32_t pad = -1) const;
+  // targets equal to pad left out (pad < 0: none), and every parameter's gradient; with dropout,
+  // as in training (a fresh stream per call).
+  CausalLMLoss loss_and_gradients(TokenBatch tokens, int32_t pad = -1);
 
   // One AdamW step on loss_and_gradients' gradients; returns the loss before the step.
   float train_step(TokenBatch tokens, const AdamWOptions& options, int32_t pad = -1);
@@ -132,6 +141,10 @@ class CausalLM : public TrainableModel<CausalLMConfig, detail::CausalLMParameter
   // cache (grouped heads, rotary keys, the window), so each new token costs one position's work.
   // Throws std::invalid_argument naming the option or token that does not fit.
   Generation generate(TokenBatch prompt, const GenerateOptions& options) const;
+
+ private:
+  // A training call's dropout: a fresh stream when the config drops anything.
+  detail::DropoutSites training_dropout();
 };
 
 }  // namespace attn

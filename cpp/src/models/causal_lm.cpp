@@ -8,6 +8,7 @@
 #include "models/causal_lm_decoder.hpp"
 #include "models/causal_lm_parameters.hpp"
 #include "models/causal_lm_pass.hpp"
+#include "models/dropout_sites.hpp"
 #include "models/model_inputs.hpp"
 #include "models/trainable_model.hpp"
 #include "state_dict.hpp"
@@ -23,7 +24,7 @@ const CausalLMConfig& checked(const CausalLMConfig& c) {
                        {"hidden_size", c.hidden_size},
                        {"num_layers", c.num_layers},
                        {"num_heads", c.num_heads}},
-                      0.0f);
+                      c.dropout);
   if (c.hidden_size % c.num_heads != 0) {
     detail::fail("num_heads", "a divisor of hidden_size " + count(c.hidden_size),
                  count(c.num_heads));
@@ -89,9 +90,9 @@ NextTokens next_tokens(const CausalLMConfig& c, TokenBatch tokens) {
 }
 
 float loss_into(const CausalLMConfig& c, const CausalLM::Parameters& p, TokenBatch tokens,
-                int32_t pad, float* gradients) {
+                int32_t pad, const detail::DropoutSites& dropout, float* gradients) {
   const NextTokens next = next_tokens(c, tokens);
-  const detail::CausalLMPass pass(c, p, next.batch);
+  const detail::CausalLMPass pass(c, p, next.batch, dropout);
   const CrossEntropyResult loss =
       masked_cross_entropy(pass.logits(), next.targets.data(), pad, true, "tokens");
   pass.backward(loss.dlogits, gradients);
@@ -212,7 +213,8 @@ CausalLMOutput CausalLM::forward(TokenBatch tokens, bool need_attention,
     }
   }
   CausalLMOutput out;
-  const detail::CausalLMPass pass(config_, *parameters_, tokens,
+  const detail::DropoutSites no_dropout(0.0f, false, 0);
+  const detail::CausalLMPass pass(config_, *parameters_, tokens, no_dropout,
                                   need_attention ? &out.attention : nullptr,
                                   head_mask.empty() ? nullptr : head_mask.data());
   out.logits = Tensor3(tokens.batch, tokens.steps, config_.vocab_size);
@@ -220,10 +222,16 @@ CausalLMOutput CausalLM::forward(TokenBatch tokens, bool need_attention,
   return out;
 }
 
-CausalLMLoss CausalLM::loss_and_gradients(TokenBatch tokens, int32_t pad) const {
+CausalLMLoss CausalLM::loss_and_gradients(TokenBatch tokens, int32_t pad) {
   std::vector<float> gradients = zero_gradients();
-  const float loss = loss_into(config_, *parameters_, tokens, pad, gradients.data());
+  const float loss =
+      loss_into(config_, *parameters_, tokens, pad, training_dropout(), gradients.data());
   return {loss, parameters_->named(gradients.data())};
+}
+
+detail::DropoutSites CausalLM::training_dropout() {
+  // A stream is drawn only when something drops, so a model without dropout keeps its count.
+  return {config_.dropout, true, config_.dropout > 0.0f ? next_dropout_seed() : 0};
 }
 
 Generation CausalLM::generate(TokenBatch prompt, const GenerateOptions& options) const {
@@ -234,7 +242,8 @@ Generation CausalLM::generate(TokenBatch prompt, const GenerateOptions& options)
 float CausalLM::train_step(TokenBatch tokens, const AdamWOptions& options, int32_t pad) {
   check_adamw(options);
   std::vector<float> gradients = zero_gradients();
-  const float loss = loss_into(config_, *parameters_, tokens, pad, gradients.data());
+  const float loss =
+      loss_into(config_, *parameters_, tokens, pad, training_dropout(), gradients.data());
   adam_.set_options({options.beta1, options.beta2, options.eps});  // checks them
   clipped_adam_step(gradients, options.lr, options.clip, options.weight_decay);
   return loss;

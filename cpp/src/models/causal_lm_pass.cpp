@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "attn/dropout.hpp"
 #include "attn/rotary.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/linear_layer.hpp"
@@ -25,25 +26,29 @@ void scale_slice(Tensor3& t, Index slice, float factor) {
 }  // namespace
 
 CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Parameters& parameters,
-                           TokenBatch tokens, std::vector<Tensor3>* attention,
-                           const float* head_mask)
-    : layers_(config, parameters), tokens_(tokens), masked_(head_mask != nullptr) {
+                           TokenBatch tokens, const DropoutSites& dropout,
+                           std::vector<Tensor3>* attention, const float* head_mask)
+    : layers_(config, parameters),
+      tokens_(tokens),
+      dropout_(dropout),
+      masked_(head_mask != nullptr) {
   attention_.heads = layers_.heads();
   attention_.kv_heads = layers_.kv_heads();
   attention_.mask.causal = true;
   if (config.window > 0) attention_.mask.window_left = config.window - 1;
 
   const std::vector<Layer>& ids = parameters.layers;
-  Matrix x = layers_.embed(tokens, 0);
+  Matrix x = dropped(layers_.embed(tokens, 0), 0);
   if (attention) attention->assign(ids.size(), Tensor3());
   runs_.resize(ids.size());
   for (size_t l = 0; l < ids.size(); ++l) {
     LayerRun& run = runs_[l];
     run.input = std::move(x);
     run.normed1 = layers_.norm(ids[l].norm1, run.input);
-    attend(ids[l], run, attention ? &(*attention)[l] : nullptr,
-           head_mask ? head_mask + l * layers_.heads() : nullptr);
-    run.middle = run.input + layers_.project(ids[l].out, run.merged);
+    const auto layer = static_cast<Index>(l);
+    attend(layer, run, attention ? &(*attention)[l] : nullptr,
+           head_mask ? head_mask + layer * layers_.heads() : nullptr);
+    run.middle = run.input + dropped(layers_.project(ids[l].out, run.merged), 2 + 3 * layer);
     if (ids[l].up.empty()) {
       x = run.middle;
       continue;
@@ -51,15 +56,27 @@ CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Paramet
     run.normed2 = layers_.norm(ids[l].norm2, run.middle);
     run.up = layers_.project_all(ids[l].up, run.normed2);
     run.hidden = layers_.activate(run.up);
-    x = run.middle + layers_.project(ids[l].down, run.hidden);
+    x = run.middle + dropped(layers_.project(ids[l].down, run.hidden), 3 + 3 * layer);
   }
   output_ = std::move(x);
   normed_ = layers_.norm(parameters.final_norm, output_);
   logits_ = layers_.logits(normed_);
 }
 
-void CausalLMPass::attend(const Layer& ids, LayerRun& run, Tensor3* weights,
-                          const float* head_mask) const {
+AttentionOptions CausalLMPass::attention_options(Index l) const {
+  AttentionOptions options = attention_;
+  const DropoutOptions weights = dropout_.at(1 + 3 * l);
+  options.dropout = weights.probability;
+  options.seed = weights.seed;
+  return options;
+}
+
+Matrix CausalLMPass::dropped(Matrix x, Index site) const {
+  return dropout_.active() ? attn::dropout(x, dropout_.at(site)) : x;
+}
+
+void CausalLMPass::attend(Index l, LayerRun& run, Tensor3* weights, const float* head_mask) const {
+  const Layer& ids = layers_.parameters().layers[static_cast<size_t>(l)];
   const Matrix qkv = layers_.project_all(ids.qkv, run.normed1);
   const Index batch = tokens_.batch, steps = tokens_.steps;
   const Index heads = layers_.heads(), kv_heads = layers_.kv_heads();
@@ -76,8 +93,8 @@ void CausalLMPass::attend(const Layer& ids, LayerRun& run, Tensor3* weights,
     *weights = Tensor3(batch * heads, steps, steps);
     weight_view = weights->view();
   }
-  scaled_dot_product_attention(run.q.view(), run.k.view(), run.v.view(), attention_, out.view(),
-                               weights ? &weight_view : nullptr);
+  scaled_dot_product_attention(run.q.view(), run.k.view(), run.v.view(), attention_options(l),
+                               out.view(), weights ? &weight_view : nullptr);
   // Scaling a head's weights by m scales its output by m: the kernel's own rows, scaled after.
   if (head_mask) {
     for (Index slice = 0; slice < batch * heads; ++slice) {
@@ -91,21 +108,24 @@ void CausalLMPass::attend(const Layer& ids, LayerRun& run, Tensor3* weights,
   layers_.merge(out, 0, batch, run.merged);
 }
 
-Matrix CausalLMPass::layer_backward(const Layer& ids, const LayerRun& run, Matrix dx,
+Matrix CausalLMPass::layer_backward(Index l, const LayerRun& run, Matrix dx,
                                     float* gradients) const {
   const CausalLM::Parameters& p = layers_.parameters();
+  const Layer& ids = p.layers[static_cast<size_t>(l)];
   const float* values = p.values.data();
   if (!ids.up.empty()) {
-    const Matrix dhidden = p.project_backward(values, ids.down, run.hidden, dx, gradients);
+    const Matrix dhidden =
+        p.project_backward(values, ids.down, run.hidden, dropped(dx, 3 + 3 * l), gradients);
     const Matrix dup = layers_.activate_backward(run.up, dhidden);
     const Matrix dnormed2 = layers_.project_all_backward(ids.up, run.normed2, dup, gradients);
     dx += layers_.norm_backward(ids.norm2, run.middle, dnormed2, gradients);
   }
   const Index batch = tokens_.batch, heads = layers_.heads(), kv_heads = layers_.kv_heads();
-  const Matrix dmerged = p.project_backward(values, ids.out, run.merged, dx, gradients);
+  const Matrix dmerged =
+      p.project_backward(values, ids.out, run.merged, dropped(dx, 2 + 3 * l), gradients);
   const Tensor3 dout = layers_.split(dmerged, 0, batch, heads);
   AttentionGradients g =
-      scaled_dot_product_attention_backward(run.q, run.k, run.v, dout, attention_);
+      scaled_dot_product_attention_backward(run.q, run.k, run.v, dout, attention_options(l));
   if (layers_.config().positions == PositionKind::Rotary) {
     apply_rotary_backward(g.dq.view(), heads, rotary_of(layers_.config()), g.dq.view());
     apply_rotary_backward(g.dk.view(), kv_heads, rotary_of(layers_.config()), g.dk.view());
@@ -127,9 +147,9 @@ void CausalLMPass::backward(const Matrix& dlogits, float* gradients) const {
   const Matrix dnormed = matmul(dlogits, p.matrix(p.values.data(), p.unembedding));
   Matrix dx = layers_.norm_backward(p.final_norm, output_, dnormed, gradients);
   for (size_t l = p.layers.size(); l-- > 0;) {
-    dx = layer_backward(p.layers[l], runs_[l], std::move(dx), gradients);
+    dx = layer_backward(static_cast<Index>(l), runs_[l], std::move(dx), gradients);
   }
-  layers_.embed_backward(tokens_, dx, gradients);
+  layers_.embed_backward(tokens_, dropped(std::move(dx), 0), gradients);
 }
 
 }  // namespace attn::detail

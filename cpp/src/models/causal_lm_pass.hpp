@@ -7,17 +7,18 @@
 
 #include "attn/attention.hpp"
 #include "models/causal_lm_layers.hpp"
+#include "models/dropout_sites.hpp"
 
 namespace attn::detail {
 
 class CausalLMPass {
  public:
-  // `attention`, when non-null, receives each layer's attention weights [B * heads, T, T];
-  // `head_mask`, when non-null, [layers, heads] factors on them (forward only: backward() needs
-  // a pass without one).
+  // `dropout` at the sites attn/causal_lm.hpp numbers; `attention`, when non-null, receives each
+  // layer's attention weights [B * heads, T, T] (before dropout); `head_mask`, when non-null,
+  // [layers, heads] factors on them (forward only: backward() needs a pass without one).
   CausalLMPass(const CausalLMConfig& config, const CausalLM::Parameters& parameters,
-               TokenBatch tokens, std::vector<Tensor3>* attention = nullptr,
-               const float* head_mask = nullptr);
+               TokenBatch tokens, const DropoutSites& dropout,
+               std::vector<Tensor3>* attention = nullptr, const float* head_mask = nullptr);
 
   const Matrix& logits() const { return logits_; }  // [B * T, vocab]
 
@@ -36,13 +37,18 @@ class CausalLMPass {
     Matrix normed2, up, hidden;  // norm2(middle), the MLP's first layer, its activation
   };
 
-  // head_mask: this layer's factor per head, or nullptr.
-  void attend(const Layer& ids, LayerRun& run, Tensor3* weights, const float* head_mask) const;
-  // Returns d input of the layer given d output.
-  Matrix layer_backward(const Layer& ids, const LayerRun& run, Matrix dx, float* gradients) const;
+  // Layer l's attention; head_mask: its factor per head, or nullptr.
+  void attend(Index l, LayerRun& run, Tensor3* weights, const float* head_mask) const;
+  // Returns d input of layer l given d output.
+  Matrix layer_backward(Index l, const LayerRun& run, Matrix dx, float* gradients) const;
+  // Layer l's attention options: attention_ with the layer's dropout on the weights.
+  AttentionOptions attention_options(Index l) const;
+  // x after dropout at `site` (x itself when nothing drops); also its own backward.
+  Matrix dropped(Matrix x, Index site) const;
 
   CausalLMLayers layers_;
   TokenBatch tokens_;
+  DropoutSites dropout_;
   AttentionOptions attention_;
   bool masked_ = false;  // a head mask scaled the heads: no backward
   std::vector<LayerRun> runs_;

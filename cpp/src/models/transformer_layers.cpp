@@ -11,10 +11,6 @@ namespace attn::detail {
 
 using Parameters = Transformer::Parameters;
 
-DropoutOptions DropoutSites::at(Index site) const {
-  return {probability_, mix(seed_, static_cast<uint64_t>(site))};
-}
-
 Index encoder_site(Index block, Index k) { return 1 + 3 * block + k; }
 Index decoder_base(Index blocks) { return 1 + 3 * blocks; }
 Index decoder_site(Index blocks, Index block, Index k) {

@@ -8,26 +8,10 @@
 #include "attn/dropout.hpp"
 #include "attn/layer_norm.hpp"
 #include "attn/mask.hpp"
+#include "models/dropout_sites.hpp"
 #include "models/transformer_parameters.hpp"
 
 namespace attn::detail {
-
-// The dropout of one pass: site k (numbered as transformer.hpp says) draws from mix(seed, k);
-// nothing is dropped outside training.
-class DropoutSites {
- public:
-  DropoutSites(float probability, bool training, uint64_t seed)
-      : probability_(training ? probability : 0.0f), seed_(seed) {}
-  DropoutOptions at(Index site) const;
-  Dropout kernel(Index site) const {
-    const DropoutOptions o = at(site);
-    return Dropout(o.probability, o.seed);
-  }
-
- private:
-  float probability_;
-  uint64_t seed_;
-};
 
 // The sites: encoder block i's k-th (attention, AddNorm1, AddNorm2), the decoder's positional
 // encoding, decoder block i's k-th (self-attention, AddNorm1, cross-attention, AddNorm2,
