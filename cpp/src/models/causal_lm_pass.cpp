@@ -17,6 +17,12 @@ RotaryOptions rotary_of(const CausalLMConfig& config) {
   return options;
 }
 
+// The dropout sites attn/causal_lm.hpp numbers: the embeddings', then three per layer.
+constexpr Index kEmbeddingSite = 0;
+Index weights_site(Index layer) { return 1 + 3 * layer; }
+Index attention_output_site(Index layer) { return 2 + 3 * layer; }
+Index mlp_output_site(Index layer) { return 3 + 3 * layer; }
+
 void scale_slice(Tensor3& t, Index slice, float factor) {
   const auto size = static_cast<size_t>(t.rows * t.cols);
   float* begin = t.data.data() + static_cast<size_t>(slice) * size;
@@ -38,7 +44,7 @@ CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Paramet
   if (config.window > 0) attention_.mask.window_left = config.window - 1;
 
   const std::vector<Layer>& ids = parameters.layers;
-  Matrix x = dropped(layers_.embed(tokens, 0), 0);
+  Matrix x = dropped(layers_.embed(tokens, 0), kEmbeddingSite);
   if (attention) attention->assign(ids.size(), Tensor3());
   runs_.resize(ids.size());
   for (size_t l = 0; l < ids.size(); ++l) {
@@ -48,7 +54,8 @@ CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Paramet
     const auto layer = static_cast<Index>(l);
     attend(layer, run, attention ? &(*attention)[l] : nullptr,
            head_mask ? head_mask + layer * layers_.heads() : nullptr);
-    run.middle = run.input + dropped(layers_.project(ids[l].out, run.merged), 2 + 3 * layer);
+    run.middle =
+        run.input + dropped(layers_.project(ids[l].out, run.merged), attention_output_site(layer));
     if (ids[l].up.empty()) {
       x = run.middle;
       continue;
@@ -56,7 +63,7 @@ CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Paramet
     run.normed2 = layers_.norm(ids[l].norm2, run.middle);
     run.up = layers_.project_all(ids[l].up, run.normed2);
     run.hidden = layers_.activate(run.up);
-    x = run.middle + dropped(layers_.project(ids[l].down, run.hidden), 3 + 3 * layer);
+    x = run.middle + dropped(layers_.project(ids[l].down, run.hidden), mlp_output_site(layer));
   }
   output_ = std::move(x);
   normed_ = layers_.norm(parameters.final_norm, output_);
@@ -65,7 +72,7 @@ CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Paramet
 
 AttentionOptions CausalLMPass::attention_options(Index l) const {
   AttentionOptions options = attention_;
-  const DropoutOptions weights = dropout_.at(1 + 3 * l);
+  const DropoutOptions weights = dropout_.at(weights_site(l));
   options.dropout = weights.probability;
   options.seed = weights.seed;
   return options;
@@ -114,15 +121,15 @@ Matrix CausalLMPass::layer_backward(Index l, const LayerRun& run, Matrix dx,
   const Layer& ids = p.layers[static_cast<size_t>(l)];
   const float* values = p.values.data();
   if (!ids.up.empty()) {
-    const Matrix dhidden =
-        p.project_backward(values, ids.down, run.hidden, dropped(dx, 3 + 3 * l), gradients);
+    const Matrix dhidden = p.project_backward(values, ids.down, run.hidden,
+                                              dropped(dx, mlp_output_site(l)), gradients);
     const Matrix dup = layers_.activate_backward(run.up, dhidden);
     const Matrix dnormed2 = layers_.project_all_backward(ids.up, run.normed2, dup, gradients);
     dx += layers_.norm_backward(ids.norm2, run.middle, dnormed2, gradients);
   }
   const Index batch = tokens_.batch, heads = layers_.heads(), kv_heads = layers_.kv_heads();
-  const Matrix dmerged =
-      p.project_backward(values, ids.out, run.merged, dropped(dx, 2 + 3 * l), gradients);
+  const Matrix dmerged = p.project_backward(values, ids.out, run.merged,
+                                            dropped(dx, attention_output_site(l)), gradients);
   const Tensor3 dout = layers_.split(dmerged, 0, batch, heads);
   AttentionGradients g =
       scaled_dot_product_attention_backward(run.q, run.k, run.v, dout, attention_options(l));
@@ -149,7 +156,7 @@ void CausalLMPass::backward(const Matrix& dlogits, float* gradients) const {
   for (size_t l = p.layers.size(); l-- > 0;) {
     dx = layer_backward(static_cast<Index>(l), runs_[l], std::move(dx), gradients);
   }
-  layers_.embed_backward(tokens_, dropped(std::move(dx), 0), gradients);
+  layers_.embed_backward(tokens_, dropped(std::move(dx), kEmbeddingSite), gradients);
 }
 
 }  // namespace attn::detail
