@@ -30,8 +30,9 @@ const paragraph = (className) => {
 const tokensOf = (text) => [...text].map((c) => ALPHABET.indexOf(c)).filter((t) => t >= 0);
 const textOf = (tokens) => tokens.map((t) => ALPHABET[t]).join('');
 
-// The probe's first row, as the maps' axes name it.
-const probeText = [...textOf(Array.from(probeBatch().data.subarray(0, probeBatch().shape[1])))];
+// The probe's first row, as the maps' tips name its tokens.
+const probe = probeBatch();
+const probeText = [...textOf(Array.from(probe.data.subarray(0, probe.shape[1])))];
 
 export function mountInduction(root) {
   const state = urlState('ih', { seed: 3, mask: '1'.repeat(HEADS), prompt: 'Xq7bK2mXq7', temp: 0, topk: 0 }, root.id);
@@ -116,7 +117,7 @@ export function mountInduction(root) {
 
   function requestGeneration() {
     const tokens = tokensOf(prompt.input.value);
-    if (tokens.length === 0 || !report?.history) return;
+    if (tokens.length === 0 || !report || report.source === 'none') return;
     generation.id += 1;
     send({
       type: 'generate', id: generation.id, prompt: tokens, maxNewTokens: MAX_NEW_TOKENS,
@@ -151,13 +152,14 @@ export function mountInduction(root) {
     root.dataset.phaseSeconds = m.phase ? String(m.phase.seconds) : '';
     buttons.pause.element.disabled = m.state !== 'training' && m.state !== 'paused';
     buttons.pause.element.textContent = m.state === 'paused' ? 'Resume' : 'Pause';
-    buttons.reset.element.disabled = m.source === 'shipped' || m.state === 'loading';
+    buttons.reset.element.disabled = m.source !== 'trained';
     if (first || m.state !== 'training') requestGeneration();
     for (const name of Object.keys(parts)) schedule(name);
   }
 
   const statusLine = () => {
-    if (!report || report.source === 'none') return 'Loading the model…';
+    if (!report) return 'Loading the model…';
+    if (report.source === 'none') return 'No shipped model was found: “Train from scratch” trains one.';
     const last = report.history.at(-1);
     const who = report.source === 'shipped' ? 'The shipped model' : `Seed ${report.seed}`;
     const phase = report.phase

@@ -131,16 +131,18 @@ const HANDLERS = {
   },
   resume: () => (state === 'paused' ? train() : undefined),
   reset: () => {
+    if (!shipped) return;
     replace(shipped);
     state = 'idle';
     report();
   },
   mask: (m) => {
     mask = m.mask.includes(0) ? Float32Array.from(m.mask) : null;
-    if (state !== 'training') report();
+    if (current && state !== 'training') report();
   },
   // Generation runs the whole model (generate() takes no head mask).
   generate: ({ id, prompt, maxNewTokens, temperature, topK, seed }) => {
+    if (!current) return;
     const { tokens } = current.run.model.generate(
       { data: Int32Array.from(prompt), shape: [1, prompt.length] }, { maxNewTokens, temperature, topK, seed },
     );
