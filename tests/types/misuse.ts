@@ -150,7 +150,11 @@ const lm = attn.CausalLM.llama({ vocabSize: 13, hiddenSize: 8, numLayers: 2, num
 attn.CausalLM.gpt2({ vocabSize: 11, hiddenSize: 8, numLayers: 1, numHeads: 2, norm: 'batch' });
 // @ts-expect-error: the config needs its sizes
 new attn.CausalLM({ format: 'llama' });
-const lmMaps: Tensor[] | undefined = lm.forward(tokens(2, 5), { attention: true }).attention;
+const lmMaps: Tensor[] | undefined = lm.forward(tokens(2, 5), { attention: true, headMask: new Float32Array(8).fill(1) }).attention;
+// @ts-expect-error: a head mask is a tensor or a Float32Array, not a number[]
+lm.forward(tokens(2, 5), { headMask: [1, 0, 1, 1, 1, 1, 1, 1] });
+// @ts-expect-error: dropout is a rate
+attn.CausalLM.gpt2({ vocabSize: 11, hiddenSize: 8, numLayers: 1, numHeads: 2, maxPositions: 4, dropout: true });
 const lmLoss: number = lm.trainStep(tokens(2, 6), { lr: 1e-3, betas: [0.9, 0.95], weightDecay: 0.1, clip: 1 });
 // @ts-expect-error: betas are a pair
 lm.trainStep(tokens(2, 6), { betas: 0.9 });
