@@ -1,10 +1,10 @@
 // Browser tests of section 7, "In-context learning: induction heads" (web/src/sections/induction/),
 // in every engine of browser.js against the built site. The shipped model (web/public/models/
 // induction.*, from scripts/train-induction-model.js) shows its run's curves, its phase change
-// and every head at once, and continues a sequence by copying; ablating the layer-0
-// previous-token heads (a click) takes the layer-1 head's prefix matching away and goes into
-// the URL; trained from scratch, the phase change comes within 60 s of training and the page
-// says when. Screenshots go to build/screenshots/desktop-induction-*.png and phone-induction.png.
+// and every head at once, and continues a sequence by copying (the default and a typed one);
+// ablating the layer-0 previous-token heads (a click) takes the layer-1 head's prefix matching
+// away and goes into the URL; trained from scratch, the phase change comes within 60 s of
+// training and the page says when. Screenshots go to build/screenshots/desktop-induction-*.png and phone-induction.png.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ENGINES } from './browser.js';
@@ -39,6 +39,10 @@ for (const engine of ENGINES) describe(`section 7: induction heads (${engine})`,
     // The default prompt repeats "Xq7": the model continues with what followed it, "bK2".
     await page.waitForSelector(`${S} .induction-continuation .generated`);
     assert.match(await page.textContent(`${S} .induction-continuation .generated`), /^bK2m/);
+    // A sequence typed in: continued from its earlier occurrence, and kept in the URL.
+    await page.fill(`${S} input[name="prompt"]`, 'AbCdEfAbC');
+    await page.waitForFunction((sel) => /^dEf/.test(document.querySelector(sel)?.textContent ?? ''), `${S} .induction-continuation .generated`);
+    await page.waitForFunction(() => location.search.includes('ih.prompt=AbCdEfAbC')); // written after 120 ms
     await page.screenshot({ path: site.shot('desktop-induction-shipped.png'), fullPage: true });
 
     // Ablate layer 0's previous-token heads: the layer-1 head loses its prefix matching.

@@ -2,10 +2,10 @@
 // in a worker of the section's own (train-worker.js): the held-out loss on first and repeated
 // occurrences with the phase change marked, every head's previous-token and prefix-matching
 // scores over training, every head on the probe (a click ablates it), what removing each head
-// does, and the model continuing a sequence of the visitor's by copying. The shipped model
-// (scripts/train-induction-model.js) and its run's curves show before anyone trains.
+// does, and the model continuing a sequence of the visitor's by copying (continuation.js). The
+// shipped model (scripts/train-induction-model.js) and its run's curves show before anyone trains.
 
-import { button, controlBar, select, slider, textField } from '../../ui/controls.js';
+import { button, controlBar, select } from '../../ui/controls.js';
 import { prose } from '../../ui/math.js';
 import { card, widthOf } from '../../ui/plot.js';
 import { plotGrid, scaffold } from '../../ui/section.js';
@@ -14,21 +14,11 @@ import { whenNear } from '../../ui/when-near.js';
 import { watchedWorker } from '../../workers/watched-worker.js';
 import { TEXT } from './explanation.js';
 import { ablationPlot, headMaps, lossPlot, scoresPlot } from './plots.js';
-import { ALPHABET, MAX_STEPS, probeBatch } from './task.js';
+import { continuationPart, textOf } from './continuation.js';
+import { MAX_STEPS, probeBatch } from './task.js';
 
 const HEADS = 4; // MODEL.numLayers * MODEL.numHeads
 const SEEDS = [1, 2, 3, 4, 5];
-const MAX_NEW_TOKENS = 24;
-
-const paragraph = (className) => {
-  const p = document.createElement('p');
-  p.className = className;
-  return p;
-};
-
-// The visitor's text as token ids (characters outside the alphabet are dropped).
-const tokensOf = (text) => [...text].map((c) => ALPHABET.indexOf(c)).filter((t) => t >= 0);
-const textOf = (tokens) => tokens.map((t) => ALPHABET[t]).join('');
 
 // The probe's first row, as the maps' tips name its tokens.
 const probe = probeBatch();
@@ -41,7 +31,6 @@ export function mountInduction(root) {
   if (!/^[01]{4}$/.test(values.mask)) values.mask = '1'.repeat(HEADS);
   root.dataset.trainState = 'loading';
   let report = null;
-  let generation = { id: 0, tokens: null };
 
   const send = (message) => worker.postMessage(message);
   const mask = () => [...values.mask].map(Number);
@@ -57,7 +46,8 @@ export function mountInduction(root) {
     name: 'seed', label: 'seed', options: SEEDS.map((s) => [String(s), String(s)]), value: String(values.seed),
     onChange: (v) => section.set({ seed: Number(v) }),
   });
-  const status = paragraph('readout train-stats');
+  const status = document.createElement('p');
+  status.className = 'readout train-stats';
   status.setAttribute('aria-live', 'polite');
 
   const lossCard = card('Held-out loss: first occurrences and repeated tokens', { name: 'ih-loss' });
@@ -65,29 +55,9 @@ export function mountInduction(root) {
   const headsCard = card('Every head on the probe (12 random tokens, repeated): queries down, keys across; click to ablate', { name: 'ih-heads', wide: true });
   const ablationCard = card('Removing heads: each alone, then all of layer 0', { name: 'ih-ablation', wide: true });
 
-  const prompt = textField({
-    name: 'prompt', label: 'a sequence (letters, digits, + and /: 64 tokens)', value: values.prompt, maxLength: 40,
-    onInput: (text) => {
-      section.set({ prompt: text });
-      requestGeneration();
-    },
+  const continuation = continuationPart({
+    values, section, send, ready: () => report !== null && report.source !== 'none',
   });
-  const temperature = slider({
-    name: 'temp', label: 'temperature', min: 0, max: 2, step: 0.1, value: values.temp, format: (t) => (t === 0 ? '0 (greedy)' : t.toFixed(1)),
-    onInput: (t) => {
-      section.set({ temp: t });
-      requestGeneration();
-    },
-  });
-  const topK = slider({
-    name: 'topk', label: 'top-k', min: 0, max: ALPHABET.length, step: 1, value: values.topk, format: (k) => (k === 0 ? 'all' : String(k)),
-    onInput: (k) => {
-      section.set({ topk: k });
-      requestGeneration();
-    },
-  });
-  const continuation = paragraph('induction-continuation');
-  continuation.setAttribute('aria-live', 'polite');
 
   section.append(
     prose(TEXT),
@@ -96,9 +66,7 @@ export function mountInduction(root) {
     plotGrid(lossCard, scoresCard),
     plotGrid(headsCard),
     plotGrid(ablationCard),
-    prose('<p>Type a sequence with a repeat in it, and the model continues it by copying: at a token it has seen before, it predicts what followed it. (<code>generate</code> runs the whole model, whatever is ablated above.)</p>'),
-    controlBar(prompt, temperature, topK),
-    continuation,
+    ...continuation.nodes,
   );
 
   const worker = watchedWorker(
@@ -115,16 +83,6 @@ export function mountInduction(root) {
   send({ type: 'init', modelBase: new URL('models/', document.baseURI).href });
   send({ type: 'mask', mask: mask() });
 
-  function requestGeneration() {
-    const tokens = tokensOf(prompt.input.value);
-    if (tokens.length === 0 || !report || report.source === 'none') return;
-    generation.id += 1;
-    send({
-      type: 'generate', id: generation.id, prompt: tokens, maxNewTokens: MAX_NEW_TOKENS,
-      temperature: values.temp, topK: values.topk, seed: generation.id,
-    });
-  }
-
   function toggleHead(k) {
     const next = mask();
     next[k] = 1 - next[k];
@@ -139,8 +97,7 @@ export function mountInduction(root) {
       return;
     }
     if (m.type === 'generation') {
-      if (m.id === generation.id) generation = { ...generation, tokens: m.tokens };
-      schedule('generation');
+      continuation.show(m);
       return;
     }
     const first = report === null;
@@ -153,7 +110,7 @@ export function mountInduction(root) {
     buttons.pause.element.disabled = m.state !== 'training' && m.state !== 'paused';
     buttons.pause.element.textContent = m.state === 'paused' ? 'Resume' : 'Pause';
     buttons.reset.element.disabled = m.source !== 'trained';
-    if (first || m.state !== 'training') requestGeneration();
+    if (first || m.state !== 'training') continuation.request();
     for (const name of Object.keys(parts)) schedule(name);
   }
 
@@ -189,16 +146,6 @@ export function mountInduction(root) {
     },
     ablation: () => {
       ablationCard.body.replaceChildren(ablationPlot(report?.ablation, report?.history?.at(-1), widthOf(ablationCard.body)));
-    },
-    generation: () => {
-      if (!generation.tokens) return;
-      const given = tokensOf(prompt.input.value).length;
-      const known = document.createElement('span');
-      known.textContent = textOf(generation.tokens.slice(0, given));
-      const added = document.createElement('strong');
-      added.className = 'generated';
-      added.textContent = textOf(generation.tokens.slice(given));
-      continuation.replaceChildren(known, added);
     },
   };
   const schedule = (name) => section.meter.schedule(() => null, parts[name], name);
