@@ -4,7 +4,8 @@
 // and every head at once, and continues a sequence by copying (the default and a typed one);
 // ablating the layer-0 previous-token heads (a click) takes the layer-1 head's prefix matching
 // away and goes into the URL; trained from scratch, the phase change comes within 60 s of
-// training and the page says when. Screenshots go to build/screenshots/desktop-induction-*.png and phone-induction.png.
+// training and the page says when. Screenshots go to build/screenshots/desktop-induction-*.png
+// and phone-induction.png.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ENGINES } from './browser.js';
