@@ -4,18 +4,19 @@
 //   1. a training step (forward, backward, clip, AdamW): our SIMD wasm build against PyTorch CPU
 //      on one thread (Hugging Face's GPT-2 written out in scripts/fixtures/causal_lm.py, served
 //      by causal_lm_torch.py), the losses checked equal before timing;
-//   2. generation: generate() of 256 new tokens through the KV caches against forward() over the
-//      growing prefix at every step, greedy, the tokens checked equal.
+//   2. generation, greedy, of 256 new tokens: generate() through the KV caches against forward()
+//      over the growing prefix at every step, and against PyTorch with its own cache, one thread;
+//      the tokens checked equal.
 // Alone (after `npm run build:wasm`): node --experimental-wasm-relaxed-simd scripts/bench/causal-lm.js [--quick]
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadFresh } from './fresh.js';
 import { goal } from './goal.js';
 import { printTable } from './table.js';
-import { measureInTurns } from './timing.js';
-import { outsideRunners, pytorchServer, startRunners, timeRunners } from './training.js';
+import { PeerMismatchError } from './peers.js';
+import { inTurns, outsideRunners, pytorchServer, startRunners, timeRunners } from './training.js';
 
-export const CAUSAL_LM_GOALS = { vsPyTorch: 3, cachedGeneration: 10 };
+export const CAUSAL_LM_GOALS = { vsPyTorch: 3, cachedGeneration: 10, generationVsPyTorch: 3 };
 export const STEP = { lr: 3e-4, betas: [0.9, 0.95], eps: 1e-8, weightDecay: 0.1, clip: 1 };
 const TORCH_SCRIPT = fileURLToPath(new URL('./causal_lm_torch.py', import.meta.url));
 
@@ -76,33 +77,56 @@ async function timeTrainingStep({ attn, size, torch, quick }) {
   return runners.map(({ name }, i) => ({ size: size.label, runner: name, ...timed[i] }));
 }
 
-// 2. Greedy generation through the caches against re-running the model over the prefix.
-async function timeGeneration({ attn, size, quick }) {
+// 2. Greedy generation: ours through the caches, ours re-running the model over the prefix, and
+// PyTorch with its own cache (HF's DynamicCache, written out in scripts/fixtures/causal_lm.py),
+// from the same weights and prompt; every runner's tokens checked equal before any is timed.
+async function timeGeneration({ attn, size, torch, quick }) {
   const model = attn.CausalLM.gpt2({ ...size.config, maxPositions: 16 + size.newTokens, seed: 1 });
+  const prompt = tokensOf(1, 16, size.config.vocabSize, 11);
+  const V = size.config.vocabSize;
+  const rerun = () => {
+    let tokens = prompt.data;
+    for (let t = 0; t < size.newTokens; t++) {
+      const { data } = model.forward({ data: tokens, shape: [1, tokens.length] }).logits;
+      const row = data.subarray((tokens.length - 1) * V);
+      let best = 0;
+      for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;
+      const next = new Int32Array(tokens.length + 1);
+      next.set(tokens);
+      next[tokens.length] = best;
+      tokens = next;
+    }
+    return tokens;
+  };
+  const cached = () => model.generate(prompt, { maxNewTokens: size.newTokens, temperature: 0 }).tokens.data;
+  const inProcess = (name, generate) => ({
+    name,
+    tokens: Array.from(generate()),
+    sample: async (reps) => {
+      const start = performance.now();
+      for (let i = 0; i < reps; i++) generate();
+      return (performance.now() - start) / reps;
+    },
+    close: async () => {},
+  });
+  const task = writeTask(`causal-lm-generate-${size.config.hiddenSize}`, model, prompt);
+  const runners = await startRunners([
+    () => inProcess('ours: wasm SIMD, 1 thread, KV caches', cached),
+    () => inProcess('ours: re-running the prefix', rerun),
+    () => torch === true && pytorchServer(TORCH_SCRIPT, task, 1, ['--generate', String(size.newTokens)]),
+  ]);
   try {
-    const prompt = tokensOf(1, 16, size.config.vocabSize, 11);
-    const V = size.config.vocabSize;
-    const rerun = () => {
-      let tokens = prompt.data;
-      for (let t = 0; t < size.newTokens; t++) {
-        const { data } = model.forward({ data: tokens, shape: [1, tokens.length] }).logits;
-        const row = data.subarray((tokens.length - 1) * V);
-        let best = 0;
-        for (let v = 1; v < V; v++) if (row[v] > row[best]) best = v;
-        const next = new Int32Array(tokens.length + 1);
-        next.set(tokens);
-        next[tokens.length] = best;
-        tokens = next;
+    const [want, ...rest] = runners.map((r) => r.tokens ?? r.info.tokens);
+    for (const [i, got] of rest.entries()) {
+      const at = got.findIndex((token, t) => token !== want[t]);
+      if (at >= 0 || got.length !== want.length) {
+        throw new PeerMismatchError(`CausalLM generation, ${size.label}: ${runners[i + 1].name} gave token ${got[at]} at ${at}, our caches ${want[at]}`);
       }
-      return tokens;
-    };
-    const cached = () => model.generate(prompt, { maxNewTokens: size.newTokens, temperature: 0 }).tokens.data;
-    const want = rerun(), got = cached();
-    const at = got.findIndex((token, i) => token !== want[i]);
-    if (at >= 0) throw new Error(`CausalLM generation, ${size.label}: the caches gave token ${got[at]} at ${at}, re-running the prefix ${want[at]}`);
-    const [c, r] = await measureInTurns([{ fn: cached }, { fn: rerun }], { samples: quick ? 3 : 5, sampleMs: 100 });
-    return { size: size.label, newTokens: size.newTokens, cachedMs: c.ms, rerunMs: r.ms };
+    }
+    const timed = await inTurns(runners, { rounds: quick ? 3 : 5, sampleMs: 100 });
+    return { size: size.label, newTokens: size.newTokens, runners: runners.map(({ name }, i) => ({ name, ms: timed[i].ms })) };
   } finally {
+    for (const runner of runners) await runner.close();
     model.dispose();
   }
 }
@@ -119,13 +143,22 @@ export async function runCausalLMSection({ simd, quick, log = console.log }) {
     summary.push(theirs
       ? `CausalLM training step, ${size.label}, 1 thread: ours ${ours.ms.toFixed(1)} ms, PyTorch ${theirs.ms.toFixed(1)} ms: ${goal(theirs.ms / ours.ms, '≥', CAUSAL_LM_GOALS.vsPyTorch)}`
       : `CausalLM training step, ${size.label}: ours ${ours.ms.toFixed(1)} ms; PyTorch not measured (${torch})`);
-    const g = await timeGeneration({ attn: simd, size, quick });
+    const g = await timeGeneration({ attn: simd, size, torch, quick });
     generation.push(g);
-    summary.push(`CausalLM generation of ${g.newTokens} tokens, ${size.label}: cached ${g.cachedMs.toFixed(0)} ms, re-running the prefix ${g.rerunMs.toFixed(0)} ms: ${goal(g.rerunMs / g.cachedMs, '≥', CAUSAL_LM_GOALS.cachedGeneration)}`);
+    const [cached, rerun, theirsGenerating] = g.runners;
+    summary.push(`CausalLM generation of ${g.newTokens} tokens, ${size.label}: cached ${cached.ms.toFixed(0)} ms, re-running the prefix ${rerun.ms.toFixed(0)} ms: ${goal(rerun.ms / cached.ms, '≥', CAUSAL_LM_GOALS.cachedGeneration)}`);
+    const perSecond = (r) => (1000 * g.newTokens / r.ms).toFixed(0);
+    summary.push(theirsGenerating
+      ? `CausalLM tokens per second, ${size.label}, 1 thread, KV caches: ours ${perSecond(cached)}, PyTorch ${perSecond(theirsGenerating)}: ${goal(theirsGenerating.ms / cached.ms, '≥', CAUSAL_LM_GOALS.generationVsPyTorch)}`
+      : `CausalLM tokens per second, ${size.label}: ours ${perSecond(cached)}; PyTorch not measured (${torch})`);
   }
   const tables = [
     { title: 'CausalLM training step (ms, median of samples taken in turns)', header: ['size', 'runner', 'ms'], rows: steps.map((r) => [r.size, r.runner, r.ms.toFixed(2)]) },
-    { title: 'CausalLM greedy generation (ms per call)', header: ['size', 'new tokens', 'cached', 're-run prefix', 're-run ÷ cached'], rows: generation.map((g) => [g.size, g.newTokens, g.cachedMs.toFixed(1), g.rerunMs.toFixed(1), (g.rerunMs / g.cachedMs).toFixed(1)]) },
+    {
+      title: 'CausalLM greedy generation (ms per call, median of samples taken in turns)',
+      header: ['size', 'new tokens', 'runner', 'ms', 'tokens/s'],
+      rows: generation.flatMap((g) => g.runners.map((r) => [g.size, g.newTokens, r.name, r.ms.toFixed(1), (1000 * g.newTokens / r.ms).toFixed(0)])),
+    },
   ];
   return { results: { steps, generation }, summary, tables };
 }

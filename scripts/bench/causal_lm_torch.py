@@ -1,9 +1,9 @@
-"""PyTorch's side of the CausalLM training-step benchmark (scripts/bench/causal-lm.js): CPU,
+"""PyTorch's side of the CausalLM benchmarks (scripts/bench/causal-lm.js): CPU,
 float32, a set number of threads, the model as scripts/fixtures/causal_lm.py writes Hugging
 Face's GPT-2 and Llama out (eager attention: an explicit causal mask and softmax, as HF's eager
 path). A small server, so that the caller takes its samples in turns with ours:
 
-    /usr/bin/python3 scripts/bench/causal_lm_torch.py TASK.json TASK.bin [--threads N]
+    /usr/bin/python3 scripts/bench/causal_lm_torch.py TASK.json TASK.bin [--threads N] [--generate NEW]
 
 TASK.json: {"config" (the fixture's snake_case keys), "batch", "steps" (T + 1), "lr", "betas",
 "eps", "weight_decay", "clip", "parameters": [{name, shape}] in TASK.bin's order}; TASK.bin: int32
@@ -11,6 +11,11 @@ tokens [batch, steps], then the float32 weights. Prints {"loss", "torch", "blas"
 batch's loss at these weights), then per input line N: N AdamW steps as nanoGPT takes them
 (zero_grad, forward, loss, backward, clip_grad_norm_, AdamW with decay on the tensors of 2 or more
 dims) and {"ms": per step}.
+
+With --generate NEW, TASK.bin's tokens are a prompt and the steps are greedy generations of NEW
+tokens with a KV cache, as HF's generate() runs them (the prompt in one forward, then each new
+token alone against the layers' cached keys and values, no autograd): it prints {"tokens"} (the
+prompt and the new tokens, to check against ours) and the rest, then {"ms": per generation}.
 """
 
 import argparse
@@ -21,7 +26,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fixtures"))
-from causal_lm import forward, lm_loss, state_dict  # noqa: E402
+from causal_lm import forward, greedy_with_cache, lm_loss, state_dict  # noqa: E402
 from torch_server import answer_samples, blas  # noqa: E402
 
 
@@ -50,10 +55,18 @@ def main():
     parser.add_argument("task_json")
     parser.add_argument("task_bin")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--generate", type=int, metavar="NEW")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     task, tokens, params = read_task(args.task_json, args.task_bin)
     cfg = task["config"]
+    about = {"torch": torch.__version__, "blas": blas(), "threads": torch.get_num_threads()}
+    if args.generate is not None:
+        sd = state_dict({name: p.detach() for name, p in params.items()}, cfg)
+        generated = greedy_with_cache(sd, cfg, tokens, args.generate)
+        print(json.dumps({"tokens": generated.flatten().tolist(), **about}), flush=True)
+        answer_samples(lambda: greedy_with_cache(sd, cfg, tokens, args.generate))
+        return
 
     def loss():
         logits, _ = forward(state_dict(params, cfg), cfg, tokens[:, :-1])
@@ -61,8 +74,7 @@ def main():
 
     with torch.no_grad():
         first = float(loss())
-    print(json.dumps({"loss": first, "torch": torch.__version__, "blas": blas(),
-                      "threads": torch.get_num_threads()}), flush=True)
+    print(json.dumps({"loss": first, **about}), flush=True)
     decay = [p for p in params.values() if p.dim() >= 2]
     rest = [p for p in params.values() if p.dim() < 2]
     optimizer = torch.optim.AdamW(

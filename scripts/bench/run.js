@@ -244,7 +244,7 @@ printTable(seq2seq.table.title, seq2seq.table.header, seq2seq.table.rows);
 const transformer = await runTransformerSection({ simd, scalar, quick });
 for (const { title, header, rows } of transformer.tables) printTable(title, header, rows);
 
-console.log('\nCausalLM (causal-lm.js): a GPT-2-like training step against PyTorch CPU, cached generation against re-running the prefix');
+console.log('\nCausalLM (causal-lm.js): a GPT-2-like training step against PyTorch CPU, cached generation against re-running the prefix and against PyTorch's cache');
 const causalLM = await runCausalLMSection({ simd, quick });
 for (const { title, header, rows } of causalLM.tables) printTable(title, header, rows);
 

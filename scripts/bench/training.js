@@ -110,12 +110,13 @@ export async function server(name, command, args) {
 
 /**
  * PyTorch on the CPU with `threads` threads, as a server: `script` (seq2seq_torch.py,
- * transformer_torch.py) reads the task files. Its name says the version and the BLAS it was
- * built with (Debian's python3-torch: generic, no MKL or OpenBLAS).
+ * transformer_torch.py, causal_lm_torch.py) reads the task files, and the script's own `options`
+ * after them. Its name says the version and the BLAS it was built with (Debian's python3-torch:
+ * generic, no MKL or OpenBLAS).
  */
-export async function pytorchServer(script, [json, bin], threads = 1) {
+export async function pytorchServer(script, [json, bin], threads = 1, options = []) {
   const label = `PyTorch CPU, ${threads} thread${threads > 1 ? 's' : ''}`;
-  const runner = await server(label, PYTHON, [script, json, bin, '--threads', String(threads)]);
+  const runner = await server(label, PYTHON, [script, json, bin, '--threads', String(threads), ...options]);
   if (runner.info.threads !== threads) throw new Error(`${label}: torch runs ${runner.info.threads} threads`);
   runner.name = `PyTorch ${runner.info.torch} CPU, ${threads} thread${threads > 1 ? 's' : ''} (BLAS: ${runner.info.blas})`;
   return runner;

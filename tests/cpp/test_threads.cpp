@@ -21,7 +21,9 @@
 #include <tuple>
 #include <vector>
 
+#include "attn/activations.hpp"
 #include "attn/attention.hpp"
+#include "attn/cross_entropy.hpp"
 #include "attn/kernel_regression.hpp"
 #include "attn/kv_cache.hpp"
 #include "attn/layer_norm.hpp"
@@ -242,6 +244,72 @@ TEST_CASE("Matrix products give the same bits on 1, 2, 3 and 7 threads", "[threa
       REQUIRE(same_bits(one, many));
     }
   }
+}
+
+TEST_CASE("GELU and SwiGLU, forward and backward, give the same bits on 1, 2, 3 and 7 threads",
+          "[threads]") {
+  // 301 rows, large enough to split into runs of rows; each entry also against its formula in
+  // double, so a run written to the wrong rows cannot pass.
+  const Tensor3 x = wave(1, 301, 194, 0.37f), dy = wave(1, 301, 194, 0.53f);
+  const attn::MatrixRef xs = x.view()[0], dys = dy.view()[0], half = dys.leftCols(97);
+  const auto all = [&] {
+    return std::vector<attn::Matrix>{attn::gelu_tanh(xs), attn::gelu_tanh_backward(xs, dys),
+                                     attn::swiglu(xs), attn::swiglu_backward(xs, half)};
+  };
+  attn::set_threads(1);
+  const std::vector<attn::Matrix> one = all();
+  for (int threads : {2, 3, 7}) {
+    const ThreadCount count(threads);
+    const std::vector<attn::Matrix> many = all();
+    for (size_t i = 0; i < one.size(); ++i) {
+      CAPTURE(threads, i);
+      REQUIRE(same_bits(one[i], many[i]));
+    }
+  }
+  double worst = 0.0;
+  for (Index r = 0; r < 301; ++r) {
+    for (Index c = 0; c < 97; ++c) {
+      const double g = xs(r, c), u = xs(r, c + 97), s = 1.0 / (1.0 + std::exp(-g));
+      const double t = std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g));
+      worst = std::max({worst, std::abs(one[0](r, c) - 0.5 * g * (1.0 + t)),
+                        std::abs(one[2](r, c) - g * s * u),
+                        std::abs(one[3](r, c + 97) - g * s * half(r, c))});
+    }
+  }
+  CHECK(worst < 1e-5);
+}
+
+TEST_CASE("Cross-entropy and its gradient give the same bits on 1, 2, 3 and 7 threads",
+          "[threads]") {
+  // 301 rows of 173 logits, every seventh label the pad: large enough to split into runs of rows.
+  const Tensor3 logits = wave(1, 301, 173, 0.71f);
+  const attn::MatrixRef z = logits.view()[0];
+  std::vector<int32_t> labels(301);
+  for (size_t i = 0; i < labels.size(); ++i)
+    labels[i] = i % 7 == 3 ? 0 : static_cast<int32_t>(1 + (i * 37) % 172);
+  attn::set_threads(1);
+  const attn::CrossEntropyResult one =
+      attn::masked_cross_entropy(z, labels.data(), 0, true, "labels");
+  for (int threads : {2, 3, 7}) {
+    const ThreadCount count(threads);
+    const attn::CrossEntropyResult many =
+        attn::masked_cross_entropy(z, labels.data(), 0, true, "labels");
+    CAPTURE(threads);
+    REQUIRE(many.loss == one.loss);
+    REQUIRE(same_bits(one.dlogits, many.dlogits));
+  }
+  // Against the mean of log-sum-exp - the label's logit in double, pad rows left out.
+  double total = 0.0;
+  for (Index i = 0; i < 301; ++i) {
+    if (labels[i] == 0) {
+      CHECK(one.dlogits.row(i).isZero(0.0f));
+      continue;
+    }
+    double sum = 0.0;
+    for (Index j = 0; j < 173; ++j) sum += std::exp(static_cast<double>(z(i, j)));
+    total += std::log(sum) - z(i, labels[i]);
+  }
+  CHECK(one.loss == Approx(total / static_cast<double>(one.count)).epsilon(1e-6));
 }
 
 TEST_CASE("Multi-head attention's backward gives the same bits on 1, 2, 3, 4 and 7 threads",

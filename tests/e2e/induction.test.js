@@ -4,8 +4,9 @@
 // and every head at once, and continues a sequence by copying (the default and a typed one);
 // ablating the layer-0 previous-token heads (a click) takes the layer-1 head's prefix matching
 // away and goes into the URL; trained from scratch, the phase change comes within 60 s of
-// training and the page says when. Screenshots go to build/screenshots/desktop-induction-*.png
-// and phone-induction.png.
+// training and the page says when (seed 3, the page's default; E2E_INDUCTION_SEEDS=1,2,3 trains
+// each seed listed, one after the other). Screenshots go to build/screenshots/
+// desktop-induction-*.png and phone-induction.png.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ENGINES } from './browser.js';
@@ -20,6 +21,7 @@ const waitState = (page, states, timeout = 40000) => page.waitForFunction(
 // Each head's caption: "layer l · head h" then "prev x · prefix y".
 const captions = (page) => page.$$eval(`${plot('heads')} .induction-heads figcaption`, (list) => list.map((c) => c.textContent));
 const scoreOf = (caption, name) => Number(caption.match(new RegExp(`${name} (\\d\\.\\d\\d)`))[1]);
+const SEEDS = (process.env.E2E_INDUCTION_SEEDS ?? '3').split(',').map(Number);
 
 for (const engine of ENGINES) describe(`section 7: induction heads (${engine})`, () => {
   const site = useBuiltSite(engine, { hash: '#induction' });
@@ -62,20 +64,20 @@ for (const engine of ENGINES) describe(`section 7: induction heads (${engine})`,
     await page.close();
   });
 
-  test('trains from scratch: the phase change within 60 s of training, and the page says when', async () => {
-    const { page, errors } = await site.open();
+  for (const seed of SEEDS) test(`trains from scratch (seed ${seed}): the phase change within 60 s of training, and the page says when`, async () => {
+    const { page, errors } = await site.open(`?ih.seed=${seed}`);
     await waitState(page, ['idle']);
     await page.click(`${S} button[name="start"]`);
     await waitState(page, ['training']);
     await page.waitForFunction(() => document.getElementById('induction').dataset.source === 'trained');
     await page.waitForFunction(() => document.getElementById('induction').dataset.phaseStep !== '', null, { timeout: 120000 });
     const { phaseStep, phaseSeconds } = await dataset(page);
-    console.log(`${engine}: phase change at step ${phaseStep}, ${phaseSeconds} s of training`);
+    console.log(`${engine}, seed ${seed}: phase change at step ${phaseStep}, ${phaseSeconds} s of training`);
     assert.ok(Number(phaseSeconds) <= 60, `the phase change took ${phaseSeconds} s`);
-    assert.match(await page.textContent(`${S} .train-stats`), new RegExp(`phase change at step ${phaseStep}`));
+    assert.match(await page.textContent(`${S} .train-stats`), new RegExp(`Seed ${seed}: .*phase change at step ${phaseStep}`));
     await page.click(`${S} button[name="pause"]`);
     await waitState(page, ['paused']);
-    await page.screenshot({ path: site.shot('desktop-induction-trained.png'), fullPage: false });
+    await page.screenshot({ path: site.shot(`desktop-induction-trained-${seed}.png`), fullPage: false });
     assert.deepEqual(errors, []);
     await page.close();
   });

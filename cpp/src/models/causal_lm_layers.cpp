@@ -104,12 +104,16 @@ Matrix CausalLMLayers::project_all(const std::vector<Parameters::Projection>& pr
 Matrix CausalLMLayers::project_all_backward(const std::vector<Parameters::Projection>& projections,
                                             const Matrix& x, const Matrix& dy,
                                             float* gradients) const {
-  Matrix dx = Matrix::Zero(x.rows(), x.cols());
-  Index column = 0;
-  for (const auto& projection : projections) {
-    const Matrix part = dy.middleCols(column, projection.out);
-    dx += p_.project_backward(values_, projection, x, part, gradients);
-    column += projection.out;
+  // Each projection reads its own columns of dy in place; the first's dx is the sum's start.
+  const auto part = [&](size_t i, Index column) {
+    return p_.project_backward(values_, projections[i], x,
+                               dy.middleCols(column, projections[i].out), gradients);
+  };
+  Matrix dx = part(0, 0);
+  Index column = projections[0].out;
+  for (size_t i = 1; i < projections.size(); ++i) {
+    dx += part(i, column);
+    column += projections[i].out;
   }
   return dx;
 }
