@@ -1,6 +1,6 @@
 # Relaxed-SIMD modules: C++ of the core compiled with relaxed SIMD's fused multiply-add, into
 # small wasm modules that a SIMD build loads beside itself. emcc 3.1.6 cannot build them
-# (DESIGN.md, toolchain facts): Debian's clang-16 compiles against emscripten's headers and
+# (docs/relaxed-simd.md): Debian's clang-16 compiles against emscripten's headers and
 # wasm-ld-16 links each alone, with no entry point, importing its memory and exporting its stack
 # pointer, which the loader points at a stack it allocates in that memory (no stack of its own:
 # -z stack-size=0). --strip-all keeps the export names. -mllvm -disable-lsr as emcc passes it to

@@ -2,8 +2,9 @@
 # Builds the core natively and runs its Catch2 suite through CTest: with the SIMD kernels (SSE
 # on x86-64), the kernels' tests with their scalar twins (ATTN_SIMD=OFF), and with the SIMD kernels
 # under AddressSanitizer + UndefinedBehaviorSanitizer (which also replays the fuzz corpus); the
-# thread pool's tests under ThreadSanitizer; the one-definition rule across the library. Then the README's C++ examples and the CMake package
-# test, with a bounded fuzz run beside them.
+# thread pool's tests under ThreadSanitizer; the one-definition rule across the library, and its
+# sources as one translation unit (no file-local name twice). Then the README's C++ examples and
+# the CMake package test, with a bounded fuzz run beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage_mark=--
@@ -79,6 +80,7 @@ one_definition_rule() {
     -Wl,--no-whole-archive -o build/native-odr/libattn-whole.so -lpthread
 }
 stage "one-definition rule: the library linked whole under LTO, -Werror=odr" one_definition_rule
+stage "one namespace, one definition: the library's sources as one translation unit" bash scripts/check-one-unit.sh
 
 # The fuzz run is bounded by time and takes one core: it runs beside the two builds of consumers,
 # its output printed after them.

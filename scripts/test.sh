@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test`: everything, on a fresh machine too — native Catch2 suite, both wasm builds, the
+# `npm test`: everything, on a fresh machine too — native Catch2 suite, the three wasm builds, the
 # JS tests against the packed package, and the browser tests in headless Chromium and Firefox ESR.
 # It ends with the seconds each stage took.
 set -euo pipefail

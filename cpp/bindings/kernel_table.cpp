@@ -1,6 +1,6 @@
 // The one binding into the core's internals: web/lib/relaxed.js hands over the relaxed-SIMD
 // module's bytes (relaxed_kernels.hpp installs them), and web/lib/index.js reads the names of
-// the kernel table's loops for attn.kernels.
+// the kernel table's loops for attn.microkernels.
 
 #include "kernels/kernel_table.hpp"
 

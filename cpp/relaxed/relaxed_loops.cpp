@@ -3,7 +3,7 @@
 // instruction on CPUs with FMA). Built by clang-16 and wasm-ld-16 alone (cmake/relaxed.cmake)
 // into a module that imports the main module's memory and has no data of its own. Its one
 // export fills a kernel table (kernels/kernel_table.hpp) with its own loops, as indices of its
-// own function table (exported too): cpp/bindings/kernel_table.cpp moves them into the main
+// own function table (exported too): cpp/bindings/relaxed_kernels.cpp moves them into the main
 // module's table on every thread.
 
 #include "kernels/kernel_table.hpp"

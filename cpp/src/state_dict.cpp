@@ -1,8 +1,7 @@
-#include "state_dict.hpp"
-
 #include <map>
 
 #include "checks.hpp"
+#include "state_dict_match.hpp"
 
 namespace attn::detail {
 

@@ -16,8 +16,8 @@
 
 #include "attn/attention.hpp"
 #include "attn/mask.hpp"
-#include "kernels/dropout.hpp"
 #include "kernels/fused_attention.hpp"
+#include "kernels/seeded_dropout.hpp"
 #include "reference.hpp"
 
 using attn::Index;

@@ -2,9 +2,7 @@
 // tests/fixtures/gradients, written by scripts/fixtures/gradients.py in float64 from float32
 // inputs. Tolerance, the rule: |got - want| <= 2e-4 * max|want| per tensor.
 //
-// Pending: this file waits in tests/js/pending/ (scripts/test-js.sh runs tests/js/*.test.js
-// only) until the backward API exists; then move it to tests/js/. The forward outputs of the
-// same fixtures are checked by forward-pytorch.test.js.
+// The forward outputs of the same fixtures are checked by forward-pytorch.test.js.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -56,7 +56,7 @@ describe('loadAttention({ threads })', () => {
       assert.equal(attn.threadsReason, null);
       assert.equal(attn.backend, 'wasm-simd');
       assert.equal(attn.relaxedSimd, single.relaxedSimd);
-      assert.deepEqual(attn.kernels, single.kernels);
+      assert.deepEqual(attn.microkernels, single.microkernels);
     }
   });
 
@@ -86,7 +86,7 @@ describe('loadAttention({ threads })', () => {
 
   test('kernels names each loop of the kernel table with its tile and instruction set', () => {
     const isa = single.relaxedSimd ? 'wasmrelaxedsimd_fma' : 'wasmsimd';
-    assert.deepEqual(single.kernels, ['f32_score_block_1x16', 'f32_score_block_2x16', 'f32_pool_block_1x16',
+    assert.deepEqual(single.microkernels, ['f32_score_block_1x16', 'f32_score_block_2x16', 'f32_pool_block_1x16',
       'f32_pool_block_2x16', 'f32_gemm_panels_2x16'].map((name) => `${name}__${isa}`));
   });
 });

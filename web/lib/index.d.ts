@@ -724,11 +724,12 @@ export interface Attention {
   /** null when `threads` is what the load asked for; otherwise why it is fewer. */
   readonly threadsReason: ThreadsReason | null;
   /**
-   * The loops of the matrix products, by element type, loop, tile (rows x columns) and instruction
-   * set, as XNNPACK names its kernels: e.g. 'f32_gemm_panels_2x16__wasmrelaxedsimd_fma'
+   * The micro-kernels: the loops of the matrix products, by element type, loop, tile (rows x
+   * columns) and instruction set, as XNNPACK names its kernels (not the similarity kernels of
+   * `kernelRegression`): e.g. 'f32_gemm_panels_2x16__wasmrelaxedsimd_fma'
    * (relaxed SIMD), '__wasmsimd' (SIMD128) or '__scalar'.
    */
-  readonly kernels: readonly string[];
+  readonly microkernels: readonly string[];
   /**
    * Ends the threaded build's workers (a no-op on one thread); the module goes on computing on
    * the calling thread. Not needed for a Node process to exit: idle workers do not hold it.

@@ -181,7 +181,7 @@ export async function loadAttention(options = {}) {
     get threadsReason() {
       return threadState.reason;
     },
-    kernels: Object.freeze(module.kernelVariants().split(',').map((name) => `${name}__${isaOf(variant, relaxed)}`)),
+    microkernels: Object.freeze(module.kernelVariants().split(',').map((name) => `${name}__${isaOf(variant, relaxed)}`)),
     dispose,
     ...createFunctions(module),
     ...createRotary(module),

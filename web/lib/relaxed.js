@@ -31,7 +31,7 @@ export async function relaxedSimdSupported() {
 
 /**
  * Makes the core call the relaxed loops from now on, on the calling thread and on every pool
- * worker it starts later (cpp/bindings/kernel_table.cpp). Call once, right after the module
+ * worker it starts later (cpp/bindings/relaxed_kernels.cpp). Call once, right after the module
  * loads, before its thread count is set, and only where relaxedSimdSupported(); `threaded` names
  * the build.
  */

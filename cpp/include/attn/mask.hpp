@@ -56,7 +56,4 @@ struct Mask {
 // multi-head attention; 1 otherwise). Throws std::invalid_argument naming the offending field.
 void validate_mask(const Mask& mask, Index batch, Index nq, Index nk, Index batch_heads = 1);
 
-// Applies the mask to scores [batch * batch_heads, nq, nk] in place (before the softmax).
-void apply_mask(MutableBatch scores, const Mask& mask, Index batch_heads = 1);
-
 }  // namespace attn

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "checks.hpp"
-#include "kernels/dropout.hpp"
 #include "kernels/fused_attention.hpp"
+#include "kernels/seeded_dropout.hpp"
 #include "score_matrix.hpp"
 #include "softmax_pooling.hpp"
 #include "unfused_attention.hpp"

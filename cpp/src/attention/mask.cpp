@@ -1,11 +1,9 @@
 #include "attn/mask.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "checks.hpp"
-#include "kernels/row_mask.hpp"
 
 namespace attn {
 
@@ -47,14 +45,6 @@ void validate_mask(const Mask& mask, Index batch, Index nq, Index nk, Index batc
     detail::fail(
         "window", "[left, right] with each side >= -1 (-1: unbounded)",
         "[" + std::to_string(mask.window_left) + ", " + std::to_string(mask.window_right) + "]");
-  }
-}
-
-void apply_mask(MutableBatch scores, const Mask& mask, Index batch_heads) {
-  if (mask.empty()) return;
-  const Index batch = scores.batch / batch_heads;
-  for (Index s = 0; s < scores.batch; ++s) {
-    detail::mask_matrix(scores[s], {mask, s, batch, batch_heads});
   }
 }
 

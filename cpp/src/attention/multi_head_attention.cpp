@@ -8,7 +8,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/random_stream.hpp"
 #include "multi_head_core.hpp"
-#include "state_dict.hpp"
+#include "state_dict_match.hpp"
 
 namespace attn {
 

@@ -9,7 +9,7 @@
 #include "attn/kv_cache.hpp"
 #include "attn/mask.hpp"
 #include "attn/tensor.hpp"
-#include "kernels/dropout.hpp"
+#include "kernels/seeded_dropout.hpp"
 #include "nn/projection.hpp"
 
 namespace attn::detail {

@@ -8,8 +8,8 @@
 #include <cstdint>
 
 #include "attn/tensor.hpp"
-#include "kernels/dropout.hpp"
 #include "kernels/row_mask.hpp"
+#include "kernels/seeded_dropout.hpp"
 
 namespace attn::detail {
 

@@ -6,8 +6,8 @@
 
 #include "attn/mask.hpp"
 #include "attn/tensor.hpp"
-#include "dropout.hpp"
 #include "row_mask.hpp"
+#include "seeded_dropout.hpp"
 
 namespace attn::detail {
 

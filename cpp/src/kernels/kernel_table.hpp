@@ -2,7 +2,7 @@
 // Where the core finds the loops its matrix products run in (product_loops.hpp): its own by
 // default, or, in the wasm package, the same loops compiled with relaxed SIMD's fused
 // multiply-add in a module of their own (cpp/relaxed), which emcc's toolchain cannot build into
-// the main one (DESIGN.md, toolchain facts). Functions of that module, put in this module's
+// the main one (docs/relaxed-simd.md). Functions of that module, put in this module's
 // function table, are called through these pointers.
 
 #include "product_loops.hpp"
@@ -21,9 +21,10 @@ struct KernelTable {
 
 // The one list of the table's loops: X(member, loop of product_loops.hpp, name). Every place
 // that fills, swaps or names the table expands it (kernel_table_of_this_compilation below, the
-// wasm binding that installs the relaxed loops); names are XNNPACK's style, element type, loop
-// and tile (rows x columns), and the instruction set is added where the table is described
-// (kernel_names, cpp/bindings/kernel_table.cpp).
+// wasm binding that installs the relaxed loops, cpp/bindings/relaxed_kernels.cpp, and the one
+// that names them, kernelVariants in cpp/bindings/kernel_table.cpp); names are XNNPACK's style,
+// element type, loop and tile (rows x columns), and the instruction set is added where the table
+// is described (attn.microkernels, web/lib/index.js).
 #define ATTN_KERNEL_VARIANTS(X)                       \
   X(score[0], score_block<1>, "f32_score_block_1x16") \
   X(score[1], score_block<2>, "f32_score_block_2x16") \

@@ -11,7 +11,7 @@
 #include "models/dropout_sites.hpp"
 #include "models/model_inputs.hpp"
 #include "models/trainable_model.hpp"
-#include "state_dict.hpp"
+#include "state_dict_match.hpp"
 
 namespace attn {
 

@@ -52,8 +52,8 @@ CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Paramet
     run.input = std::move(x);
     run.normed1 = layers_.norm(ids[l].norm1, run.input);
     const auto layer = static_cast<Index>(l);
-    attend(layer, run, attention ? &(*attention)[l] : nullptr,
-           head_mask ? head_mask + layer * layers_.heads() : nullptr);
+    attention_layer(layer, run, attention ? &(*attention)[l] : nullptr,
+                    head_mask ? head_mask + layer * layers_.heads() : nullptr);
     run.middle =
         run.input + dropped(layers_.project(ids[l].out, run.merged), attention_output_site(layer));
     if (ids[l].up.empty()) {
@@ -82,7 +82,8 @@ Matrix CausalLMPass::dropped(Matrix x, Index site) const {
   return dropout_.active() ? attn::dropout(x, dropout_.at(site)) : x;
 }
 
-void CausalLMPass::attend(Index l, LayerRun& run, Tensor3* weights, const float* head_mask) const {
+void CausalLMPass::attention_layer(Index l, LayerRun& run, Tensor3* weights,
+                                   const float* head_mask) const {
   const Layer& ids = layers_.parameters().layers[static_cast<size_t>(l)];
   const Matrix qkv = layers_.project_all(ids.qkv, run.normed1);
   const Index batch = tokens_.batch, steps = tokens_.steps;

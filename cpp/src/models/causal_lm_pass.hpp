@@ -38,7 +38,7 @@ class CausalLMPass {
   };
 
   // Layer l's attention; head_mask: its factor per head, or nullptr.
-  void attend(Index l, LayerRun& run, Tensor3* weights, const float* head_mask) const;
+  void attention_layer(Index l, LayerRun& run, Tensor3* weights, const float* head_mask) const;
   // Returns d input of layer l given d output.
   Matrix layer_backward(Index l, const LayerRun& run, Matrix dx, float* gradients) const;
   // Layer l's attention options: attention_ with the layer's dropout on the weights.

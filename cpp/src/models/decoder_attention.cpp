@@ -6,18 +6,12 @@
 #include "kernels/gemm.hpp"
 #include "kernels/linear_layer.hpp"
 #include "kernels/masked_softmax.hpp"
+#include "models/source_mask.hpp"
 #include "parallel/split.hpp"
 
 namespace attn::detail {
 
 namespace {
-
-// The source valid lengths as a mask with d2l's fill (a row with nothing valid is uniform).
-Mask source_mask(const int32_t* valid_lens, Index batch) {
-  Mask mask;
-  mask.valid_lens.assign(valid_lens, valid_lens + batch);
-  return mask;
-}
 
 // One batch row's pooling, context [H] = sum_j dropout(w)_j v_j (j in order), and its backward:
 // ds_j = F_j (dcontext . v_j) and dv_j += w_j F_j dcontext. Written out rather than through

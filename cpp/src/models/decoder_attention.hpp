@@ -16,7 +16,7 @@
 
 #include "attn/mask.hpp"
 #include "attn/tensor.hpp"
-#include "kernels/dropout.hpp"
+#include "kernels/seeded_dropout.hpp"
 
 namespace attn::detail {
 

@@ -4,7 +4,7 @@
 
 #include "attn/dropout.hpp"
 #include "attn/tensor.hpp"
-#include "kernels/dropout.hpp"
+#include "kernels/seeded_dropout.hpp"
 
 namespace attn::detail {
 

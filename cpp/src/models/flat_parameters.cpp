@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "state_dict.hpp"
+#include "state_dict_match.hpp"
 
 namespace attn::detail {
 

@@ -10,7 +10,7 @@
 #include "models/seq2seq_parameters.hpp"
 #include "models/seq2seq_pass.hpp"
 #include "models/trainable_model.hpp"
-#include "state_dict.hpp"
+#include "state_dict_match.hpp"
 
 namespace attn {
 

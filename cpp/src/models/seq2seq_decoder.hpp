@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "attn/seq2seq.hpp"
-#include "kernels/dropout.hpp"
+#include "kernels/seeded_dropout.hpp"
 #include "models/decoder_attention.hpp"
 #include "models/seq2seq_parameters.hpp"
 #include "nn/gru_layer.hpp"

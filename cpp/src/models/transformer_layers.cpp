@@ -21,11 +21,11 @@ ConstBatch batch_of(const Matrix& rows, Index batch) {
   return {rows.data(), batch, rows.rows() / batch, rows.cols()};
 }
 
-Matrix embed(const Parameters& p, const float* weights, Index embedding, TokenBatch ids,
+Matrix embed(const Parameters& p, const float* values, Index embedding, TokenBatch ids,
              const char* argument, const Matrix& encoding, Index offset,
              const DropoutOptions& dropout) {
   Matrix x =
-      attn::embedding(p.matrix(weights, embedding), ids.data, ids.batch * ids.steps, argument);
+      attn::embedding(p.matrix(values, embedding), ids.data, ids.batch * ids.steps, argument);
   x *= std::sqrt(static_cast<float>(x.cols()));
   for (Index b = 0; b < ids.batch; ++b) {
     x.middleRows(b * ids.steps, ids.steps) += encoding.middleRows(offset, ids.steps);
@@ -39,9 +39,9 @@ void embed_backward(const Parameters& p, Index embedding, TokenBatch ids, const 
   embedding_backward(ids.data, ids.batch * ids.steps, d, p.matrix(gradients, embedding));
 }
 
-AttentionRun attend(const Matrix& queries, const Matrix& keys_values, Index batch,
-                    const MultiHeadWeights& w, const Mask& mask, const Dropout& dropout,
-                    Tensor3* weights) {
+AttentionRun attention_layer(const Matrix& queries, const Matrix& keys_values, Index batch,
+                             const MultiHeadWeights& w, const Mask& mask, const Dropout& dropout,
+                             Tensor3* weights) {
   AttentionRun run;
   const ConstBatch q = batch_of(queries, batch), kv = batch_of(keys_values, batch);
   run.heads = project_heads(q, kv, kv, w);
@@ -52,15 +52,16 @@ AttentionRun attend(const Matrix& queries, const Matrix& keys_values, Index batc
   return run;
 }
 
-AttentionInputGradients attend_backward(const AttentionRun& run, const Matrix& queries,
-                                        const Matrix& keys_values, const Parameters& p,
-                                        const Parameters::Attention& ids, const float* weights,
-                                        const Mask& mask, const Dropout& dropout,
-                                        const Matrix& d_output, float* gradients) {
+AttentionInputGradients attention_layer_backward(const AttentionRun& run, const Matrix& queries,
+                                                 const Matrix& keys_values, const Parameters& p,
+                                                 const Parameters::Attention& ids,
+                                                 const float* values, const Mask& mask,
+                                                 const Dropout& dropout, const Matrix& d_output,
+                                                 float* gradients) {
   const Index batch = run.heads.batch;
   const ConstBatch q = batch_of(queries, batch), kv = batch_of(keys_values, batch);
   MultiHeadChainGradients g = multi_head_backward(
-      q, kv, kv, run.heads, &run.merged, p.attention(weights, ids), mask, dropout, d_output);
+      q, kv, kv, run.heads, &run.merged, p.attention(values, ids), mask, dropout, d_output);
   p.matrix(gradients, ids.w_q) += g.dw_q;
   p.matrix(gradients, ids.w_k) += g.dw_k;
   p.matrix(gradients, ids.w_v) += g.dw_v;
@@ -68,36 +69,30 @@ AttentionInputGradients attend_backward(const AttentionRun& run, const Matrix& q
   return {std::move(g.d_query), g.d_key + g.d_value};
 }
 
-Matrix norm(const Parameters& p, const float* weights, const Parameters::Norm& ids, const Matrix& x,
+Matrix norm(const Parameters& p, const float* values, const Parameters::Norm& ids, const Matrix& x,
             const Matrix& y, const DropoutOptions& dropout) {
-  return add_norm(x, y, p.vector(weights, ids.weight), p.vector(weights, ids.bias), dropout);
+  return add_norm(x, y, p.vector(values, ids.weight), p.vector(values, ids.bias), dropout);
 }
 
-AddNormGradients norm_backward(const Parameters& p, const float* weights,
+AddNormGradients norm_backward(const Parameters& p, const float* values,
                                const Parameters::Norm& ids, const Matrix& x, const Matrix& y,
                                const Matrix& d_output, const DropoutOptions& dropout,
                                float* gradients) {
-  AddNormGradients g = add_norm_backward(x, y, p.vector(weights, ids.weight), d_output, dropout);
+  AddNormGradients g = add_norm_backward(x, y, p.vector(values, ids.weight), d_output, dropout);
   p.vector(gradients, ids.weight) += g.dweight;
   p.vector(gradients, ids.bias) += g.dbias;
   return g;
 }
 
-Matrix ffn_backward(const Parameters& p, const float* weights, const Parameters::FeedForward& ids,
+Matrix ffn_backward(const Parameters& p, const float* values, const Parameters::FeedForward& ids,
                     const Matrix& x, const Matrix& hidden, const Matrix& d_output,
                     float* gradients) {
-  FeedForwardGradients g = position_wise_ffn_backward(x, p.ffn(weights, ids), d_output, &hidden);
+  FeedForwardGradients g = position_wise_ffn_backward(x, p.ffn(values, ids), d_output, &hidden);
   p.matrix(gradients, ids.dense1_weight) += g.dense1_weight;
   p.vector(gradients, ids.dense1_bias) += g.dense1_bias;
   p.matrix(gradients, ids.dense2_weight) += g.dense2_weight;
   p.vector(gradients, ids.dense2_bias) += g.dense2_bias;
   return std::move(g.dx);
-}
-
-Mask source_mask(const int32_t* src_valid_lens, Index batch) {
-  Mask mask;  // d2l's fill -1e6 is Mask's default
-  mask.valid_lens.assign(src_valid_lens, src_valid_lens + batch);
-  return mask;
 }
 
 Mask causal_mask() {

@@ -23,14 +23,12 @@ Index decoder_site(Index blocks, Index block, Index k);
 // Rows [B * T, cols] viewed as [B, T, cols].
 ConstBatch batch_of(const Matrix& rows, Index batch);
 
-// Source masks: d2l's valid lengths (fill -1e6, so a length of 0 is attended uniformly); the
-// decoder's self-attention mask.
-Mask source_mask(const int32_t* src_valid_lens, Index batch);
+// The decoder's self-attention mask (the source's is source_mask.hpp's).
 Mask causal_mask();
 
 // embedding(ids) * sqrt(H) + the encoding of positions offset .. offset + T - 1, then dropout.
-Matrix embed(const Transformer::Parameters& p, const float* weights, Index embedding,
-             TokenBatch ids, const char* argument, const Matrix& encoding, Index offset,
+Matrix embed(const Transformer::Parameters& p, const float* values, Index embedding, TokenBatch ids,
+             const char* argument, const Matrix& encoding, Index offset,
              const DropoutOptions& dropout);
 void embed_backward(const Transformer::Parameters& p, Index embedding, TokenBatch ids,
                     const Matrix& dx, const DropoutOptions& dropout, float* gradients);
@@ -43,33 +41,34 @@ struct AttentionRun {
 };
 
 // `weights`, when non-null, receives the heads' weights [B * heads, Tq, Tk] before dropout.
-AttentionRun attend(const Matrix& queries, const Matrix& keys_values, Index batch,
-                    const MultiHeadWeights& w, const Mask& mask, const Dropout& dropout,
-                    Tensor3* weights);
+AttentionRun attention_layer(const Matrix& queries, const Matrix& keys_values, Index batch,
+                             const MultiHeadWeights& w, const Mask& mask, const Dropout& dropout,
+                             Tensor3* weights);
 
 // The gradients of the layer's query input and its key/value input (the same tensor in
 // self-attention, whose caller adds them).
 struct AttentionInputGradients {
   Matrix d_query, d_keys_values;
 };
-AttentionInputGradients attend_backward(const AttentionRun& run, const Matrix& queries,
-                                        const Matrix& keys_values, const Transformer::Parameters& p,
-                                        const Transformer::Parameters::Attention& ids,
-                                        const float* weights, const Mask& mask,
-                                        const Dropout& dropout, const Matrix& d_output,
-                                        float* gradients);
+AttentionInputGradients attention_layer_backward(const AttentionRun& run, const Matrix& queries,
+                                                 const Matrix& keys_values,
+                                                 const Transformer::Parameters& p,
+                                                 const Transformer::Parameters::Attention& ids,
+                                                 const float* values, const Mask& mask,
+                                                 const Dropout& dropout, const Matrix& d_output,
+                                                 float* gradients);
 
 // AddNorm(x, y) and its backward (d x, d y).
-Matrix norm(const Transformer::Parameters& p, const float* weights,
+Matrix norm(const Transformer::Parameters& p, const float* values,
             const Transformer::Parameters::Norm& ids, const Matrix& x, const Matrix& y,
             const DropoutOptions& dropout);
-AddNormGradients norm_backward(const Transformer::Parameters& p, const float* weights,
+AddNormGradients norm_backward(const Transformer::Parameters& p, const float* values,
                                const Transformer::Parameters::Norm& ids, const Matrix& x,
                                const Matrix& y, const Matrix& d_output,
                                const DropoutOptions& dropout, float* gradients);
 
 // The FFN's backward (d x), from its input and the forward's relu(dense1(x)).
-Matrix ffn_backward(const Transformer::Parameters& p, const float* weights,
+Matrix ffn_backward(const Transformer::Parameters& p, const float* values,
                     const Transformer::Parameters::FeedForward& ids, const Matrix& x,
                     const Matrix& hidden, const Matrix& d_output, float* gradients);
 

@@ -52,7 +52,7 @@ class TransformerPass {
 
   const TransformerConfig& config_;
   const Transformer::Parameters& p_;
-  const float* weights_;
+  const float* values_;
   TokenBatch src_, tgt_;
   Mask source_mask_, causal_mask_;
   const DropoutSites& dropout_;

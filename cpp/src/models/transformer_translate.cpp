@@ -2,6 +2,7 @@
 
 #include "attn/kv_cache.hpp"
 #include "attn/positional_encoding.hpp"
+#include "models/source_mask.hpp"
 #include "models/transformer_pass.hpp"
 #include "nn/feed_forward_projections.hpp"
 

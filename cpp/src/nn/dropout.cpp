@@ -1,7 +1,7 @@
 #include "attn/dropout.hpp"
 
 #include "checks.hpp"
-#include "kernels/dropout.hpp"
+#include "kernels/seeded_dropout.hpp"
 
 namespace attn {
 

@@ -6,9 +6,9 @@
 
 #include "checks.hpp"
 #include "kernels/activation_kernels.hpp"
-#include "kernels/dropout.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/linear_layer.hpp"
+#include "kernels/seeded_dropout.hpp"
 #include "nn/gru_layer.hpp"
 #include "parallel/split.hpp"
 

@@ -94,7 +94,7 @@ class ThreadPool {
 ThreadPool& thread_pool();
 
 // A function each worker runs as it starts, before its first task: the wasm package puts its
-// relaxed-SIMD loops in each thread's function table with it (cpp/bindings/kernel_table.cpp).
+// relaxed-SIMD loops in each thread's function table with it (cpp/bindings/relaxed_kernels.cpp).
 // Applies to workers started after the call (set it before set_threads); nullptr for none.
 void set_worker_setup(void (*setup)());
 
