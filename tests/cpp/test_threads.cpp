@@ -33,6 +33,7 @@
 #include "attn/transformer.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/linear_layer.hpp"
+#include "parallel/pool_trace.hpp"
 #include "parallel/thread_pool.hpp"
 
 using attn::Index;
@@ -277,6 +278,47 @@ TEST_CASE("GELU and SwiGLU, forward and backward, give the same bits on 1, 2, 3 
     }
   }
   CHECK(worst < 1e-5);
+}
+
+TEST_CASE("A region's predicted time is the pool's claim order replayed on the threads",
+          "[threads]") {
+  using attn::detail::region_seconds;
+  CHECK(region_seconds({}, 4) == 0.0);
+  CHECK(region_seconds({3, 1, 1, 1}, 1) == 6.0);
+  CHECK(region_seconds({3, 1, 1, 1}, 2) == 3.0);  // the others take the three short ones
+  CHECK(region_seconds({1, 1, 1, 3}, 2) == 4.0);  // the long one claimed last ends last
+  CHECK(region_seconds({2, 2, 2}, 2) == 4.0);
+  CHECK(region_seconds({2, 2, 2}, 16) == 2.0);
+  attn::detail::PoolTrace trace;
+  trace.regions = {{3, 1, 1, 1}, {2, 2}};
+  const attn::detail::ScalingPrediction p = attn::detail::predict_scaling(trace, 20.0, 2);
+  CHECK(p.serial_seconds == 10.0);
+  CHECK(p.seconds == 10.0 + 3.0 + 2.0);
+  CHECK(p.regions == 2);
+  CHECK(p.tasks == 6);
+  CHECK(p.longest_task == 3.0);
+}
+
+TEST_CASE("A simulated pool splits as for its thread count, records, and gives the same bits",
+          "[threads]") {
+  const Tensor3 q = wave(2, 300, 64, 0.37f), k = wave(2, 300, 64, 0.71f),
+                v = wave(2, 300, 64, 0.13f);
+  attn::set_threads(1);
+  const attn::AttentionResult one = attn::scaled_dot_product_attention(q, k, v, {}, false);
+  attn::detail::PoolTrace trace;
+  attn::detail::simulate_threads(4, &trace);
+  CHECK(attn::threads() == 4);
+  const attn::AttentionResult simulated = attn::scaled_dot_product_attention(q, k, v, {}, false);
+  attn::set_threads(1);
+  CHECK(attn::threads() == 1);
+  CHECK(!attn::detail::thread_pool().simulated());
+  REQUIRE(same_bits(one.output, simulated.output));
+  // Two matrices on four threads: the kernel splits each into query blocks, in regions.
+  REQUIRE(!trace.regions.empty());
+  for (const std::vector<double>& tasks : trace.regions) {
+    CHECK(tasks.size() > 1);
+    for (const double seconds : tasks) CHECK(seconds >= 0.0);
+  }
 }
 
 TEST_CASE("Cross-entropy and its gradient give the same bits on 1, 2, 3 and 7 threads",

@@ -61,6 +61,14 @@ std::unique_ptr<ThreadPool> pool;
 std::atomic<ThreadPool*> current_pool{nullptr};
 std::atomic<void (*)()> worker_setup{nullptr};
 
+// Installs `next` as the process's pool; the old one's workers are joined first.
+void replace_pool(std::unique_ptr<ThreadPool> next) {
+  current_pool.store(nullptr);
+  pool.reset();
+  pool = std::move(next);
+  current_pool.store(pool.get(), std::memory_order_release);
+}
+
 }  // namespace
 
 thread_local bool ThreadPool::inside_region_ = false;
@@ -75,6 +83,9 @@ ThreadPool::ThreadPool(int threads) {
     });
   }
 }
+
+ThreadPool::ThreadPool(int threads, PoolTrace* trace)
+    : trace_(trace), simulated_threads_(threads) {}
 
 ThreadPool::~ThreadPool() {
   {
@@ -147,6 +158,11 @@ void ThreadPool::work() {
 
 void set_worker_setup(void (*setup)()) { worker_setup.store(setup); }
 
+void simulate_threads(int threads, PoolTrace* trace) {
+  std::lock_guard<std::mutex> lock(pool_mutex);
+  replace_pool(std::make_unique<ThreadPool>(threads, trace));
+}
+
 ThreadPool& thread_pool() {
   if (ThreadPool* current = current_pool.load(std::memory_order_acquire)) return *current;
   std::lock_guard<std::mutex> lock(pool_mutex);
@@ -167,11 +183,8 @@ void set_threads(int threads) {
                                 std::to_string(threads));
   }
   std::lock_guard<std::mutex> lock(detail::pool_mutex);
-  if (detail::pool && detail::pool->threads() == threads) return;
-  detail::current_pool.store(nullptr);
-  detail::pool.reset();  // joins the old workers first
-  detail::pool = std::make_unique<detail::ThreadPool>(threads);
-  detail::current_pool.store(detail::pool.get(), std::memory_order_release);
+  if (detail::pool && !detail::pool->simulated() && detail::pool->threads() == threads) return;
+  detail::replace_pool(std::make_unique<detail::ThreadPool>(threads));
 }
 
 int threads() { return detail::thread_pool().threads(); }

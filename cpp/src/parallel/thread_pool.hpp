@@ -13,6 +13,7 @@
 // for as long as the other caller's whole region.
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -21,18 +22,25 @@
 #include <vector>
 
 #include "attn/tensor.hpp"
+#include "pool_trace.hpp"
 
 namespace attn::detail {
 
 class ThreadPool {
  public:
   explicit ThreadPool(int threads);
+  // A simulated pool (pool_trace.hpp): threads() says `threads`, every region runs on the caller
+  // and is recorded into `trace`.
+  ThreadPool(int threads, PoolTrace* trace);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   // Threads that run a region's tasks, the caller included.
-  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  int threads() const {
+    return trace_ ? simulated_threads_ : static_cast<int>(workers_.size()) + 1;
+  }
+  bool simulated() const { return trace_ != nullptr; }
 
   // Calls task(t, slot) for every t in [0, count); returns once all have returned. slot, in
   // [0, min(count, threads())), names the per-thread scratch the call may use: each thread that
@@ -42,6 +50,10 @@ class ThreadPool {
   template <typename Task>
   void run(Index count, Task&& task) {
     if (count <= 0) return;
+    if (trace_ && count > 1 && !inside_region_) {
+      run_traced(count, task);
+      return;
+    }
     if (threads() == 1 || count == 1 || inside_region_) {
       for (Index t = 0; t < count; ++t) task(t, 0);
       return;
@@ -67,6 +79,21 @@ class ThreadPool {
   // tasks does not invalidate the line the idle workers spin on.
   static constexpr size_t kCacheLine = 64;
   void run_region(Index count, void* context, Trampoline call);
+
+  // A simulated pool's region: the tasks in order on the caller, each timed.
+  template <typename Task>
+  void run_traced(Index count, Task& task) {
+    using Clock = std::chrono::steady_clock;
+    std::vector<double>& times = trace_->regions.emplace_back();
+    times.reserve(static_cast<size_t>(count));
+    inside_region_ = true;
+    for (Index t = 0; t < count; ++t) {
+      const auto start = Clock::now();
+      task(t, 0);
+      times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    }
+    inside_region_ = false;
+  }
   void work();
   void claim_tasks();
 
@@ -87,6 +114,8 @@ class ThreadPool {
   std::mutex region_mutex_;  // held by the thread whose region runs
   std::mutex mutex_;
   std::condition_variable wake_;
+  PoolTrace* trace_ = nullptr;  // set in a simulated pool only
+  int simulated_threads_ = 1;
   static thread_local bool inside_region_;
 };
 
