@@ -398,12 +398,7 @@ class CausalLMHandle {
   Status forward(TokenArg tokens, uintptr_t head_mask, uintptr_t logits,
                  uintptr_t attention) const {
     return guarded([&] {
-      std::vector<float> mask;
-      if (head_mask) {
-        const auto* factors = reinterpret_cast<const float*>(head_mask);
-        mask.assign(factors, factors + model_->config().num_layers * model_->config().num_heads);
-      }
-      const auto result = model_->forward(tokens.tokens(), attention != 0, mask);
+      const auto result = model_->forward(tokens.tokens(), attention != 0, head_mask_of(head_mask));
       copy_out(result.logits.data, logits);
       if (attention) copy_blocks(result.attention, attention);
     });
@@ -425,11 +420,13 @@ class CausalLMHandle {
     });
   }
 
-  // tokens [B, T0 + max_new_tokens] and lengths [B] (int32).
+  // tokens [B, T0 + max_new_tokens] and lengths [B] (int32); head_mask as forward's.
   Status generate(TokenArg prompt, int max_new_tokens, float temperature, int top_k, float top_p,
-                  double seed, int eos, uintptr_t tokens, uintptr_t token_lengths) const {
+                  double seed, int eos, uintptr_t head_mask, uintptr_t tokens,
+                  uintptr_t token_lengths) const {
     return guarded([&] {
       attn::GenerateOptions options;
+      options.head_mask = head_mask_of(head_mask);
       options.max_new_tokens = max_new_tokens;
       options.temperature = temperature;
       options.top_k = top_k;
@@ -446,6 +443,13 @@ class CausalLMHandle {
   double optimizerSteps() const { return static_cast<double>(model_->optimizer_steps()); }
 
  private:
+  // The [layers, heads] factors at `head_mask` (JS checked their count), none at 0.
+  std::vector<float> head_mask_of(uintptr_t head_mask) const {
+    if (!head_mask) return {};
+    const auto* factors = reinterpret_cast<const float*>(head_mask);
+    return {factors, factors + model_->config().num_layers * model_->config().num_heads};
+  }
+
   std::optional<attn::CausalLM> model_;
 };
 

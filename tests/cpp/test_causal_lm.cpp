@@ -301,10 +301,11 @@ namespace {
 
 // Greedy continuation by re-running the whole prefix through forward() at every step.
 std::vector<int32_t> rerun_greedy(const attn::CausalLM& model, std::vector<int32_t> tokens,
-                                  Index batch, Index steps, Index new_tokens) {
+                                  Index batch, Index steps, Index new_tokens,
+                                  const std::vector<float>& head_mask = {}) {
   const Index vocab = model.config().vocab_size;
   for (Index n = 0; n < new_tokens; ++n) {
-    const auto out = model.forward({tokens.data(), batch, steps});
+    const auto out = model.forward({tokens.data(), batch, steps}, false, head_mask);
     std::vector<int32_t> next;
     for (Index b = 0; b < batch; ++b) {
       next.insert(next.end(), tokens.begin() + b * steps, tokens.begin() + (b + 1) * steps);
@@ -344,6 +345,32 @@ TEST_CASE("CausalLM's greedy generation through its KV caches continues the fixt
       CHECK(got.lengths == std::vector<int32_t>(static_cast<size_t>(batch),
                                                 static_cast<int32_t>(steps + new_tokens)));
       CHECK(rerun_greedy(s.model, prompt, batch, steps, new_tokens) == want);
+    }
+  }
+}
+
+TEST_CASE("generation with a head mask equals re-running forward with that mask",
+          "[causal_lm][fixtures]") {
+  for (const auto& c : fixtures::load("causal_lm/causal_lm.json")) {
+    DYNAMIC_SECTION(c.name) {
+      const LMCase s(c);
+      const attn::CausalLMConfig& config = s.model.config();
+      const std::vector<int32_t> prompt = fixtures::data_of<int32_t>(c.inputs.at("tokens"));
+      const Index batch = 2, steps = 7, new_tokens = 5;
+      // The first head ablated, the last halved (one head: halved only).
+      std::vector<float> mask(static_cast<size_t>(config.num_layers * config.num_heads), 1.0f);
+      mask.front() = mask.size() > 1 ? 0.0f : 0.5f;
+      mask.back() = 0.5f;
+      attn::GenerateOptions options = greedy(new_tokens);
+      options.head_mask = mask;
+      const attn::Generation got = s.model.generate({prompt.data(), batch, steps}, options);
+      const std::vector<int32_t> masked =
+          rerun_greedy(s.model, prompt, batch, steps, new_tokens, mask);
+      CHECK(got.tokens == masked);
+      // The mask reaches the logits the choices are made from.
+      const attn::TokenBatch tokens{got.tokens.data(), batch, steps + new_tokens};
+      CHECK(s.model.forward(tokens, false, mask).logits.data !=
+            s.model.forward(tokens).logits.data);
     }
   }
 }
@@ -457,14 +484,14 @@ TEST_CASE("a row ends at its first eos and the rest of it is eos", "[causal_lm][
         std::vector<int32_t>{8, 4, 8, plain.tokens[3], plain.tokens[4], options.eos, options.eos});
 }
 
-TEST_CASE("CausalLM's loss and gradients are the same bits on 1, 2 and 3 threads",
+TEST_CASE("CausalLM's loss and gradients are the same bits on 1, 2, 3 and 4 threads",
           "[causal_lm][threads]") {
   for (const auto& c : fixtures::load("causal_lm/causal_lm.json")) {
     DYNAMIC_SECTION(c.name) {
       LMCase s(c);
       attn::set_threads(1);
       const attn::CausalLMLoss one = s.model.loss_and_gradients(s.all(), s.pad);
-      for (int threads : {2, 3}) {
+      for (int threads : {2, 3, 4}) {
         attn::set_threads(threads);
         const attn::CausalLMLoss many = s.model.loss_and_gradients(s.all(), s.pad);
         CHECK(many.loss == one.loss);
@@ -524,6 +551,9 @@ TEST_CASE("CausalLM names the config field, token or state-dict entry that does 
   infinite.back() = INFINITY;
   REQUIRE_THROWS_WITH(model.forward({good.data(), 1, 3}, false, infinite),
                       Contains("head_mask") && Contains("non-finite"));
+  attn::GenerateOptions masked = greedy(1);
+  masked.head_mask = {1.0f};
+  REQUIRE_THROWS_WITH(model.generate({good.data(), 1, 3}, masked), Contains("head_mask"));
   REQUIRE_THROWS_WITH(model.loss_and_gradients({bad.data(), 3, 1}), Contains("T + 1"));
   attn::AdamWOptions options;
   options.beta2 = 1.0f;

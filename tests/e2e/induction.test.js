@@ -3,7 +3,7 @@
 // induction.*, from scripts/train-induction-model.js) shows its run's curves, its phase change
 // and every head at once, and continues a sequence by copying (the default and a typed one);
 // ablating the layer-0 previous-token heads (a click) takes the layer-1 head's prefix matching
-// away and goes into the URL; trained from scratch, the phase change comes within 60 s of
+// and the copying away and goes into the URL; trained from scratch, the phase change comes within 60 s of
 // training and the page says when (seed 3, the page's default; E2E_INDUCTION_SEEDS=1,2,3 trains
 // each seed listed, one after the other). Screenshots go to build/screenshots/
 // desktop-induction-*.png and phone-induction.png.
@@ -58,6 +58,8 @@ for (const engine of ENGINES) describe(`section 7: induction heads (${engine})`,
     const after = await captions(page);
     const ablatedPrefix = Math.max(...after.slice(2).map((c) => scoreOf(c, 'prefix')));
     assert.ok(ablatedPrefix < 0.5 * prefix, `prefix matching ${ablatedPrefix} ablated vs ${prefix}`);
+    // Generated without those heads, the typed sequence is no longer continued by copying.
+    await page.waitForFunction((sel) => !/^dEf/.test(document.querySelector(sel)?.textContent ?? 'dEf'), `${S} .induction-continuation .generated`);
     assert.match(await page.evaluate(() => location.search), /ih\.mask=[01]{4}/);
     await page.screenshot({ path: site.shot('desktop-induction-ablated.png'), fullPage: false });
     assert.deepEqual(errors, []);

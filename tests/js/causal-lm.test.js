@@ -31,6 +31,24 @@ function modelOf(attn, inputs) {
   return new attn.CausalLM(configOf(inputs.config)).loadStateDict(dict);
 }
 
+// Greedy decoding by re-running forward over the whole prefix (with its options) at each step.
+function rerunGreedy(m, { data, shape: [B, T0] }, newTokens, options) {
+  const V = m.config.vocabSize;
+  let tokens = Int32Array.from(data), T = T0;
+  for (let n = 0; n < newTokens; n++) {
+    const { logits } = m.forward({ data: tokens, shape: [B, T] }, options);
+    const next = new Int32Array(B * (T + 1));
+    for (let b = 0; b < B; b++) {
+      next.set(tokens.subarray(b * T, (b + 1) * T), b * (T + 1));
+      const row = logits.data.subarray(((b + 1) * T - 1) * V, (b + 1) * T * V);
+      next[b * (T + 1) + T] = row.indexOf(Math.max(...row));
+    }
+    tokens = next;
+    T += 1;
+  }
+  return [...tokens];
+}
+
 // tokens[:, :T] of the fixture's [B, T + 1].
 function inputsOf({ data, shape: [B, T1] }) {
   const out = new Int32Array(B * (T1 - 1));
@@ -128,6 +146,21 @@ for (const attn of backends) {
         m.dispose();
       });
     }
+
+    test('generation with a headMask equals re-running forward with it, and the mask is checked', () => {
+      for (const { inputs } of cases) {
+        const m = modelOf(attn, inputs);
+        const { numLayers: L, numHeads: H } = m.config;
+        const mask = new Float32Array(L * H).fill(1);
+        mask[0] = H > 1 || L > 1 ? 0 : 0.5;
+        mask[L * H - 1] = 0.5;
+        const prompt = { data: Int32Array.of(8, 4, 8, 2, 10, 3), shape: [2, 3] };
+        const got = m.generate(prompt, { maxNewTokens: 5, temperature: 0, headMask: mask });
+        assert.deepEqual([...got.tokens.data], rerunGreedy(m, prompt, 5, { headMask: mask }));
+        assert.throws(() => m.generate(prompt, { maxNewTokens: 1, headMask: new Float32Array(L * H + 1) }), { name: 'RangeError', message: /^headMask: expected shape/ });
+        m.dispose();
+      }
+    });
 
     test('sampling: the same seed the same tokens, top-k 1 is greedy, eos ends a row', () => {
       const m = modelOf(attn, cases[1].inputs);

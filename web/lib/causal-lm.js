@@ -14,7 +14,7 @@ import { HANDLE, createModelBase } from './model.js';
 const NAMES = {
   vocab_size: 'vocabSize', hidden_size: 'hiddenSize', num_layers: 'numLayers', num_heads: 'numHeads',
   num_kv_heads: 'numKvHeads', intermediate_size: 'intermediateSize', max_positions: 'maxPositions',
-  rotary_base: 'rotaryBase', norm_eps: 'normEps', weight_decay: 'weightDecay',
+  rotary_base: 'rotaryBase', norm_eps: 'normEps', weight_decay: 'weightDecay', head_mask: 'headMask',
 };
 
 const GENERATE_NAMES = {
@@ -215,23 +215,27 @@ export function createCausalLMClass(module) {
      * Int32Array [B] }. temperature 0 is greedy; otherwise each token is drawn from
      * softmax(logits / temperature) over the topK most likely (0: all), then over the most likely
      * whose probabilities before them sum to less than topP, as Hugging Face's warpers restrict
-     * it. The same seed gives the same tokens.
+     * it. The same seed gives the same tokens. headMask, as forward's, generates with heads
+     * ablated.
      */
     generate(prompt, options) {
       this[HANDLE]();
-      const o = readOptions('options', options, ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'eos'], { required: true });
+      const o = readOptions('options', options, ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'eos', 'headMask'], { required: true });
       const maxNewTokens = readSize('maxNewTokens', o.maxNewTokens);
       const temperature = readFloat32('temperature', o.temperature, 1);
       const topK = readSize('topK', o.topK ?? 0);
       const topP = readFloat32('topP', o.topP, 1);
       const seed = readSize('seed', o.seed ?? 0, Number.MAX_SAFE_INTEGER);
       const eos = o.eos === undefined ? -1 : readSize('eos', o.eos);
+      const { numHeads, numLayers } = this.config;
+      const mask = o.headMask == null ? null : readHeadMask(o.headMask, numLayers, numHeads);
       const record = readTensor('prompt', prompt, { types: ['Int32Array'], expected: [-1, -1] });
       const [B, T0] = record.shape;
       const tokens = output('tokens', [B, T0 + maxNewTokens], 'Int32Array');
       const lengths = output('lengths', [B], 'Int32Array');
       return this.#call(record, [tokens, lengths], (handle, scope, arg, [tokensPointer, lengthsPointer]) => {
-        check(handle.generate(arg, maxNewTokens, temperature, topK, topP, seed, eos, tokensPointer, lengthsPointer), GENERATE_NAMES);
+        const maskPointer = mask ? scope.put(mask) : 0;
+        check(handle.generate(arg, maxNewTokens, temperature, topK, topP, seed, eos, maskPointer, tokensPointer, lengthsPointer), GENERATE_NAMES);
         return { tokens: scope.take(tokensPointer, tokens), lengths: scope.take(lengthsPointer, lengths).data };
       });
     }

@@ -657,9 +657,11 @@ export interface CausalLM {
    * greedy; otherwise a draw from softmax(logits / temperature) over the topK most likely
    * (default 0: all), then over the most likely whose probabilities before them sum to less
    * than topP (default 1). The same seed gives the same tokens. A row ends at its first eos.
+   * headMask, as forward's, generates with heads ablated.
    */
   generate(prompt: Tokens, options: {
     maxNewTokens: number; temperature?: number; topK?: number; topP?: number; seed?: number; eos?: number;
+    headMask?: Tensor | Float32Array;
   }): { tokens: Tensor<Int32Array>; lengths: Int32Array };
   /**
    * Loads Hugging Face's state dict (e.g. a checkpoint through readSafetensors); all or nothing.

@@ -96,6 +96,9 @@ struct GenerateOptions {
   float top_p = 1.0f;
   uint64_t seed = 0;  // the draws: the same seed gives the same tokens
   int32_t eos = -1;   // >= 0: a row ends at its first eos, padded with eos after it
+  // Empty, or [num_layers, num_heads] factors on each head's attention weights, as forward()'s
+  // head_mask: generation with heads ablated.
+  std::vector<float> head_mask;
 };
 
 struct Generation {

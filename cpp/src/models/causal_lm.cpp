@@ -109,6 +109,23 @@ void check_adamw(const AdamWOptions& o) {
   }
 }
 
+// Empty, or [num_layers, num_heads] finite numbers.
+void check_head_mask(const CausalLMConfig& c, const std::vector<float>& head_mask) {
+  if (head_mask.empty()) return;
+  const Index layers = c.num_layers, heads = c.num_heads;
+  if (static_cast<Index>(head_mask.size()) != layers * heads) {
+    detail::fail("head_mask", "[num_layers, num_heads] = " + count(layers * heads) + " numbers",
+                 count(static_cast<Index>(head_mask.size())));
+  }
+  for (size_t i = 0; i < head_mask.size(); ++i) {
+    if (!std::isfinite(head_mask[i])) {
+      detail::fail("head_mask", "finite numbers",
+                   "a non-finite number at layer " + count(static_cast<Index>(i) / heads) +
+                       ", head " + count(static_cast<Index>(i) % heads));
+    }
+  }
+}
+
 void check_generate(const CausalLMConfig& c, TokenBatch prompt, const GenerateOptions& o) {
   if (o.max_new_tokens < 0) {
     detail::fail("max_new_tokens", "an integer >= 0", count(o.max_new_tokens));
@@ -125,6 +142,7 @@ void check_generate(const CausalLMConfig& c, TokenBatch prompt, const GenerateOp
                  detail::number_string(o.temperature));
   }
   if (o.top_k < 0) detail::fail("top_k", "an integer >= 0 (0: every token)", count(o.top_k));
+  check_head_mask(c, o.head_mask);
   if (!(o.top_p > 0.0f && o.top_p <= 1.0f)) {
     detail::fail("top_p", "a number in (0, 1]", detail::number_string(o.top_p));
   }
@@ -198,20 +216,7 @@ void CausalLM::load_state_dict(const std::vector<NamedTensor>& entries) {
 CausalLMOutput CausalLM::forward(TokenBatch tokens, bool need_attention,
                                  const std::vector<float>& head_mask) const {
   check_tokens(config_, "tokens", tokens, tokens.steps);
-  if (!head_mask.empty()) {
-    const Index layers = config_.num_layers, heads = config_.num_heads;
-    if (static_cast<Index>(head_mask.size()) != layers * heads) {
-      detail::fail("head_mask", "[num_layers, num_heads] = " + count(layers * heads) + " numbers",
-                   count(static_cast<Index>(head_mask.size())));
-    }
-    for (size_t i = 0; i < head_mask.size(); ++i) {
-      if (!std::isfinite(head_mask[i])) {
-        detail::fail("head_mask", "finite numbers",
-                     "a non-finite number at layer " + count(static_cast<Index>(i) / heads) +
-                         ", head " + count(static_cast<Index>(i) % heads));
-      }
-    }
-  }
+  check_head_mask(config_, head_mask);
   CausalLMOutput out;
   const detail::DropoutSites no_dropout(0.0f, false, 0);
   const detail::CausalLMPass pass(config_, *parameters_, tokens, no_dropout,

@@ -27,8 +27,8 @@ KVCacheConfig cache_config(const CausalLMLayers& layers, Index batch, Index capa
 
 CausalLMDecoder::CausalLMDecoder(const CausalLMConfig& config,
                                  const CausalLM::Parameters& parameters, Index batch,
-                                 Index capacity)
-    : layers_(config, parameters) {
+                                 Index capacity, const float* head_mask)
+    : layers_(config, parameters), head_mask_(head_mask) {
   layers_.pack_weights();
   for (size_t l = 0; l < parameters.layers.size(); ++l) {
     caches_.emplace_back(cache_config(layers_, batch, capacity));
@@ -50,6 +50,7 @@ Matrix CausalLMDecoder::step(TokenBatch tokens) {
                       {batch, kv_heads, n, d});
     Tensor3 out(batch * heads, n, d);
     caches_[l].attend(q.data.data(), {batch, heads, n, d}, out.data.data());
+    if (head_mask_) layers_.scale_heads(out, head_mask_ + static_cast<Index>(l) * heads);
     Matrix merged(batch * n, heads * d);
     layers_.merge(out, 0, batch, merged);
     x += layers_.project(ids.out, merged);
@@ -78,7 +79,8 @@ Generation causal_lm_generate(const CausalLMConfig& config, const CausalLM::Para
   for (Index b = 0; b < batch; ++b)
     random.emplace_back(mix(options.seed, static_cast<uint64_t>(b)));
   std::vector<bool> ended(static_cast<size_t>(batch), false);
-  CausalLMDecoder decoder(config, parameters, batch, steps);
+  CausalLMDecoder decoder(config, parameters, batch, steps,
+                          options.head_mask.empty() ? nullptr : options.head_mask.data());
   Matrix logits = decoder.step(prompt);
   std::vector<int32_t> next(static_cast<size_t>(batch));
   for (Index t = prompt.steps; t < steps; ++t) {

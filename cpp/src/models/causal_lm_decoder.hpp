@@ -12,9 +12,10 @@ namespace attn::detail {
 
 class CausalLMDecoder {
  public:
-  // For `batch` sequences of up to `capacity` positions.
+  // For `batch` sequences of up to `capacity` positions; head_mask, when non-null,
+  // [num_layers, num_heads] factors on the heads' outputs (forward()'s head_mask).
   CausalLMDecoder(const CausalLMConfig& config, const CausalLM::Parameters& parameters, Index batch,
-                  Index capacity);
+                  Index capacity, const float* head_mask = nullptr);
 
   // tokens [batch, n] at the next n positions -> the logits of each row's last token
   // [batch, vocab].
@@ -23,7 +24,8 @@ class CausalLMDecoder {
  private:
   CausalLMLayers layers_;
   std::vector<KVCache> caches_;  // one per layer
-  Index position_ = 0;           // positions decoded so far
+  const float* head_mask_;
+  Index position_ = 0;  // positions decoded so far
 };
 
 // generate(): prompt [B, T0] and the options checked by the caller.

@@ -127,6 +127,16 @@ Matrix CausalLMLayers::activate_backward(const Matrix& up, const Matrix& dhidden
                                         : gelu_tanh_backward(up, dhidden);
 }
 
+void CausalLMLayers::scale_heads(Tensor3& t, const float* factors) const {
+  const auto size = static_cast<size_t>(t.rows * t.cols);
+  for (Index slice = 0; slice < t.batch; ++slice) {
+    const float factor = factors[slice % heads()];
+    if (factor == 1.0f) continue;
+    float* begin = t.data.data() + static_cast<size_t>(slice) * size;
+    for (float* x = begin; x != begin + size; ++x) *x *= factor;
+  }
+}
+
 Tensor3 CausalLMLayers::split(const Matrix& rows, Index first, Index batch, Index heads) const {
   const Index steps = rows.rows() / batch;
   Tensor3 out(batch * heads, steps, head_dim_);

@@ -43,6 +43,10 @@ class CausalLMLayers {
   Matrix activate(const Matrix& up) const;
   Matrix activate_backward(const Matrix& up, const Matrix& dhidden) const;
 
+  // Multiplies head h's slices of t [batch * heads, rows, cols] by factors[h] (a layer's part of
+  // a head mask), skipping the heads whose factor is 1.
+  void scale_heads(Tensor3& t, const float* factors) const;
+
   // Columns [first, first + heads * head_dim) of rows [B * n, C] as [B * heads, n, head_dim],
   // and back into columns from `first` of rows.
   Tensor3 split(const Matrix& rows, Index first, Index batch, Index heads) const;

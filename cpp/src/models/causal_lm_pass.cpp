@@ -23,12 +23,6 @@ Index weights_site(Index layer) { return 1 + 3 * layer; }
 Index attention_output_site(Index layer) { return 2 + 3 * layer; }
 Index mlp_output_site(Index layer) { return 3 + 3 * layer; }
 
-void scale_slice(Tensor3& t, Index slice, float factor) {
-  const auto size = static_cast<size_t>(t.rows * t.cols);
-  float* begin = t.data.data() + static_cast<size_t>(slice) * size;
-  for (float* x = begin; x != begin + size; ++x) *x *= factor;
-}
-
 }  // namespace
 
 CausalLMPass::CausalLMPass(const CausalLMConfig& config, const CausalLM::Parameters& parameters,
@@ -105,12 +99,8 @@ void CausalLMPass::attention_layer(Index l, LayerRun& run, Tensor3* weights,
                                out.view(), weights ? &weight_view : nullptr);
   // Scaling a head's weights by m scales its output by m: the kernel's own rows, scaled after.
   if (head_mask) {
-    for (Index slice = 0; slice < batch * heads; ++slice) {
-      const float factor = head_mask[slice % heads];
-      if (factor == 1.0f) continue;
-      scale_slice(out, slice, factor);
-      if (weights) scale_slice(*weights, slice, factor);
-    }
+    layers_.scale_heads(out, head_mask);
+    if (weights) layers_.scale_heads(*weights, head_mask);
   }
   run.merged = Matrix(batch * steps, heads * layers_.head_dim());
   layers_.merge(out, 0, batch, run.merged);

@@ -62,7 +62,7 @@ export function continuationPart({ values, section, send, ready }) {
   }
 
   const nodes = [
-    prose('<p>Type a sequence with a repeat in it, and the model continues it by copying: at a token it has seen before, it predicts what followed it. (<code>generate</code> runs the whole model, whatever is ablated above.)</p>'),
+    prose('<p>Type a sequence with a repeat in it, and the model continues it by copying: at a token it has seen before, it predicts what followed it. It generates without the heads ablated above: take away layer 0’s previous-token head and the copying stops.</p>'),
     controlBar(prompt, temperature, topK),
     line,
   ];

@@ -140,11 +140,12 @@ const HANDLERS = {
     mask = m.mask.includes(0) ? Float32Array.from(m.mask) : null;
     if (current && state !== 'training') report();
   },
-  // Generation runs the whole model (generate() takes no head mask).
+  // Generation without the heads the visitor ablated.
   generate: ({ id, prompt, maxNewTokens, temperature, topK, seed }) => {
     if (!current) return;
     const { tokens } = current.run.model.generate(
-      { data: Int32Array.from(prompt), shape: [1, prompt.length] }, { maxNewTokens, temperature, topK, seed },
+      { data: Int32Array.from(prompt), shape: [1, prompt.length] },
+      { maxNewTokens, temperature, topK, seed, ...(mask && { headMask: mask }) },
     );
     post({ type: 'generation', id, tokens: Array.from(tokens.data) });
   },
