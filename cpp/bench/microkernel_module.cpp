@@ -1,9 +1,10 @@
 // The micro-kernel loop (microkernel_loop.hpp) as a module of its own, built twice: with relaxed
 // SIMD's fused multiply-add by clang-16 (relaxed_microkernel.wasm, cmake/relaxed.cmake), which
-// scripts/bench/microkernel.js times beside the fused attention that uses the same multiply-adds
-// (cpp/relaxed), and with SIMD128's multiply and add by emcc (microkernel_simd128.wasm, as the
-// package's SIMD build compiles it), so that scripts/bench/engines.js can time both in a browser,
-// with two other forms of the loop beside it (microkernel_variants.hpp).
+// scripts/bench/shared/microkernel.js times beside the fused attention that uses the same
+// multiply-adds (cpp/relaxed), and with SIMD128's multiply and add by emcc
+// (microkernel_simd128.wasm, as the package's SIMD build compiles it), so that
+// scripts/bench/engines/engines.js can time both in a browser, with two other forms of the loop
+// beside it (microkernel_variants.hpp).
 
 #include "microkernel_loop.hpp"
 #include "microkernel_variants.hpp"

@@ -1,6 +1,6 @@
 #pragma once
 // Two other forms of the 2x16 micro-kernel loop (microkernel_loop.hpp), for comparing how
-// engines compile them (scripts/bench/engines.js --variants; docs/performance.md, "Firefox
+// engines compile them (scripts/bench/engines/engines.js --variants; docs/performance.md, "Firefox
 // (SpiderMonkey) against Chromium (V8)"). Same sums in the same order, so the same result:
 //   indexed  loads at a[r] + t and b + t * 16 + 4n, a scaled index per step instead of pointers
 //            that step (wasm has no scaled addressing: the engine computes each address);

@@ -1,15 +1,15 @@
 // Native timing of one training step (forward, backward, clipping, Adam) of an encoder-decoder
-// model, for `npm run bench` to set beside the wasm builds and PyTorch (scripts/bench/seq2seq.js
-// for Seq2Seq with Bahdanau attention, transformer.js for the Transformer). A small server, so
-// that the caller can take its samples in turns with the other runners:
+// model, for `npm run bench` to set beside the wasm builds and PyTorch
+// (scripts/bench/training/seq2seq.js for Seq2Seq with Bahdanau attention, transformer.js for the
+// Transformer). A small server, so that the caller can take its samples in turns with the other
+// runners:
 //   model_bench seq2seq|transformer TASK.json TASK.bin
 // TASK.json holds the configuration, batch and step options (flat JSON numbers, written by
-// scripts/bench/training.js); TASK.bin the batch (int32 src [B, Ts], lengths [B], tgt input and
-// output [B, Tt]) then the weights (float32, in parameters() order). It prints {"loss": ...}
-// (the loss of the batch at these weights, no dropout: the caller checks it against its own),
-// then reads one integer per line, runs that many training steps and prints {"ms": per-step
-// time}. Both models have the same training interface (attn/encoder_decoder.hpp), so one loop
-// serves them.
+// scripts/bench/training/training.js); TASK.bin the batch (int32 src [B, Ts], lengths [B], tgt
+// input and output [B, Tt]) then the weights (float32, in parameters() order). It prints {"loss":
+// ...} (the loss of the batch at these weights, no dropout: the caller checks it against its own),
+// then reads one integer per line, runs that many training steps and prints {"ms": per-step time}.
+// Both models have the same training interface (attn/encoder_decoder.hpp), so one loop serves them.
 
 #include <chrono>
 #include <cstdint>

@@ -138,7 +138,7 @@ Workload transformer() {
   return training("Transformer training step, d2l's size", std::make_shared<attn::Transformer>(c));
 }
 
-// scripts/bench/causal-lm.js's GPT-2-like size.
+// scripts/bench/training/causal-lm.js's GPT-2-like size.
 Workload causal_lm() {
   attn::CausalLMConfig c = attn::CausalLMConfig::gpt2();
   c.vocab_size = 512;

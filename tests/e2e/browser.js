@@ -39,7 +39,7 @@ const DEFAULT_VIEWPORT = { width: 1280, height: 720 };
 
 // A headless browser of `engine` whose newPage({ viewport }) opens a TestPage in a fresh browser
 // context (its own storage and cache, as Playwright's newPage gave each page); closing the page
-// closes its context. `launch` adds to puppeteer's launch options (scripts/bench/engines.js sets
+// closes its context. `launch` adds to puppeteer's launch options (scripts/bench/engines/engines.js sets
 // Firefox preferences with extraPrefsFirefox).
 export async function launchBrowser(engine, launch = {}) {
   const browser = await puppeteer.launch({ ...LAUNCH[engine], ...launch, headless: true });

@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { serve } from '../../scripts/serve.js';
-import { TIGHT, assertClose, scaledDotProductAttention } from '../js/reference.js';
+import { TIGHT, assertClose, scaledDotProductAttention } from '../../harness/reference.js';
 import { ENGINES, launchBrowser, watchErrors } from './browser.js';
 import * as esbuild from './bundlers/esbuild.js';
 import * as rollup from './bundlers/rollup.js';

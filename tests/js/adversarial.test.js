@@ -11,7 +11,7 @@ import vm from 'node:vm';
 import { readSafetensors } from 'attention-wasm';
 import { backends, memoryOf, labelOf } from './backends.js';
 import { detach } from './hostile.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 import { buildSafetensors, entry } from './safetensors-writer.js';
 
 const { assertClose, mulberry32, randomTensor, tensor } = ref;

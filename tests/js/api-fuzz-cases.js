@@ -2,7 +2,7 @@
 // arguments (sizes 0, 1, small, and around the fused kernel's 16-wide tiles, 64-query and
 // 128-key blocks) and returning a case:
 //   { label, args, run(attn, args), check(attn, result), slots, mismatches }
-// `check` asserts the result against the double-precision reference (reference.js) for the
+// `check` asserts the result against the double-precision reference (harness/reference.js) for the
 // original args; `slots` are the arguments the fuzzer may replace, each { name, path, value,
 // hostile?, invalid(rng) -> { value, blame, kind, form } }; `mismatches` are tensors of a shape
 // that cannot fit the others ({ path, shape }), which any argument's name may be blamed for.
@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 
 import { dot, dropoutFactors, numericGradient, toDouble } from './gradient-check.js';
 import { invalidForm } from './hostile.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 const { assertClose, randomTensor, tensor, LOOSE, TIGHT } = ref;
 
@@ -133,7 +133,7 @@ function hostileMaskSlots(o, at, names) {
 
 // ---- checks ----------------------------------------------------------------------------------
 
-/** The contract's tolerance for sums of `terms` terms; LOOSE past 32 (see reference.js). */
+/** The contract's tolerance for sums of `terms` terms; LOOSE past 32 (see harness/reference.js). */
 const tolerance = (terms) => (terms > 32 ? LOOSE : TIGHT);
 
 // (P * F) v in double for weights P [M, nq, nk] and dropout factors F.

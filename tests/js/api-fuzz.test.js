@@ -4,7 +4,8 @@
 // Proxy, getters and shape elements that answer differently on a second read, a Node Buffer
 // mask), or with one argument made invalid (wrong type, wrong shape, NaN, lengths out of range,
 // a detached buffer, a getter that detaches another argument's memory). The property:
-//   valid   -> the result matches the double-precision reference (reference.js), in fresh arrays;
+//   valid   -> the result matches the double-precision reference (harness/reference.js), in
+//              fresh arrays;
 //   invalid -> a TypeError or RangeError whose message starts with the argument's name;
 // never another error kind, never a silent answer to an invalid call, and the module keeps
 // computing afterwards. Bounded by ATTN_FUZZ_SECONDS per build (default 8); prints its seed
@@ -16,7 +17,7 @@ import { test } from 'node:test';
 import { BUILDERS, chooser } from './api-fuzz-cases.js';
 import { backends, memoryOf, labelOf } from './backends.js';
 import { detach, validForm } from './hostile.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 import { fuzzSeed } from './fuzz-seed.js';
 
 const seed = fuzzSeed();

@@ -6,9 +6,10 @@
 // Node 24 run) the default load alone: that run is there for the engine, and the other two
 // builds, the same bytes behind the same JS, have run on Node 20 already; it takes half the time
 // of three. Each entry is the loaded API object;
-// `memoryOf(attn)` gives its wasm memory (captured by wasm-memory.js) for heap measurements.
+// `memoryOf(attn)` gives its wasm memory (captured by harness/wasm-memory.js) for heap
+// measurements.
 
-import { lastMemory } from './wasm-memory.js';
+import { lastMemory } from '../../harness/wasm-memory.js';
 import { loadAttention } from 'attention-wasm';
 
 const memoryByBackend = new Map();

@@ -3,8 +3,9 @@
 // last tests below try on literal strings.
 //
 // Paths, in README.md and docs/*.md (code blocks included) and in the comments of the source
-// files under cpp/, cmake/, scripts/, web/ and tests/ and of CMakeLists.txt (C, C++, JS, TS, CSS,
-// HTML, Python with its docstrings, shell, CMake; a lexer per language skips string literals):
+// files under cpp/, cmake/, harness/, scripts/, web/ and tests/ and of CMakeLists.txt (C, C++,
+// JS, TS, CSS, HTML, Python with its docstrings, shell, CMake; a lexer per language skips string
+// literals):
 // a word with a slash and an extension that files of the repository have
 // (`cpp/src/kernels/gemm.hpp`, `kernels/gemm.hpp` from an include root, `../lib/heap.js`), a
 // directory under a top-level one (`web/lib`, `cpp/relaxed/`), a bare lower-case file name with a
@@ -66,7 +67,7 @@ const lineCount = (file) => {
 const tree = new Tree(tracked, lineCount);
 
 // The code: the files under these folders, but for data (JSON, weights, the fuzz corpus's inputs).
-const CODE = /^(cpp|cmake|scripts|web|tests)\/|^CMakeLists\.txt$/;
+const CODE = /^(cpp|cmake|harness|scripts|web|tests)\/|^CMakeLists\.txt$/;
 const codeFiles = tracked.filter((f) => CODE.test(f) && !/\.(json|safetensors)$|\/corpus\//.test(f));
 const split = new Map(codeFiles.map((f) => [f, splitComments(f, read(f))]));
 
@@ -145,7 +146,7 @@ for (const [file, text] of docs) {
   });
 }
 
-for (const folder of ['cpp', 'cmake', 'scripts', 'web', 'tests', 'CMakeLists.txt']) {
+for (const folder of ['cpp', 'cmake', 'harness', 'scripts', 'web', 'tests', 'CMakeLists.txt']) {
   test(`the comments under ${folder}: the files and lines they cite exist`, () => {
     const problems = [...split]
       .filter(([file]) => file === folder || file.startsWith(`${folder}/`))

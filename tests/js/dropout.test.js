@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { backends, labelOf, singleLoad } from './backends.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 const { assertClose, assertRowsSumToOne, mulberry32, randomTensor, tensor } = ref;
 

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import { loadAttention } from 'attention-wasm';
 import { backends, labelOf } from './backends.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 const { assertClose, mulberry32, randomTensor, tensor } = ref;
 

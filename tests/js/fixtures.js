@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { assertClose } from './reference.js';
+import { assertClose } from '../../harness/reference.js';
 
 /** The cases of tests/fixtures/<file> (e.g. 'gradients/sdpa.json'). */
 export function loadFixture(file) {

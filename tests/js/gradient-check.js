@@ -3,7 +3,7 @@
 // reference can reproduce a forward or backward with dropout). Shared by gradients.test.js and
 // the API fuzzer.
 
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 export const toDouble = (t) => ({ data: Float64Array.from(t.data), shape: [...t.shape] });
 export const dot = (a, b) => a.data.reduce((sum, x, i) => sum + x * b.data[i], 0);

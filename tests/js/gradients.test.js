@@ -1,15 +1,15 @@
 // The backward passes of the JS API against central finite differences of the double-precision
-// references in reference.js, in the three builds: shapes that are not multiples of the kernel's
-// tiles, nk = 1, valid lengths 0 and nk, a fully masked row, causal with nq != nk, logits near
-// ±1e4, dropout; additive attention's parameters; MultiHeadAttention's inputs and every
-// parameter by its state-dict name. Tolerance, the rule: 2e-4 of the largest entry.
+// references in harness/reference.js, in the three builds: shapes that are not multiples of the
+// kernel's tiles, nk = 1, valid lengths 0 and nk, a fully masked row, causal with nq != nk,
+// logits near ±1e4, dropout; additive attention's parameters; MultiHeadAttention's inputs and
+// every parameter by its state-dict name. Tolerance, the rule: 2e-4 of the largest entry.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { backends, labelOf } from './backends.js';
 import { assertGradient, dot, dropoutFactors, numericGradient, toDouble } from './gradient-check.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 const { mulberry32, randomTensor, tensor } = ref;
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { backends, labelOf } from './backends.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 import { fuzzSeed } from './fuzz-seed.js';
 
 const { assertClose, assertRowsSumToOne, mulberry32, randomTensor, tensor } = ref;

@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { backends, labelOf } from './backends.js';
-import { TIGHT, assertClose, mulberry32, randomTensor } from './reference.js';
+import { TIGHT, assertClose, mulberry32, randomTensor } from '../../harness/reference.js';
 
 /** Positions [from, from + count) of axis 2 of x ([B, H, n, ...rest]). */
 function positions(x, from, count) {

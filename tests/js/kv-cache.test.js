@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { backends, memoryOf, labelOf, otherModule } from './backends.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 const { LOOSE, assertClose, mulberry32, randomTensor, randomStateDict, tensor } = ref;
 

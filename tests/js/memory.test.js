@@ -2,14 +2,14 @@
 // and 20,000 calls, successful and failing, each moving 0.25-1 MiB through the heap, leave it
 // flat.
 // The heap is measured through the WebAssembly.Memory captured at instantiation
-// (wasm-memory.js): wasm memory only grows, so a leak of even 16 KiB per call would show as
-// hundreds of MB of growth (or an out-of-memory error at 4 GiB).
+// (harness/wasm-memory.js): wasm memory only grows, so a leak of even 16 KiB per call would show
+// as hundreds of MB of growth (or an out-of-memory error at 4 GiB).
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { backends, memoryOf, labelOf } from './backends.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 const { assertClose, mulberry32, randomTensor, tensor } = ref;
 

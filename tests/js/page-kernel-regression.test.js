@@ -1,13 +1,13 @@
 // The computation behind the page's section 2 (web/src/sections/kernel-regression/compute.js),
 // without a page: d2l's data, and every plotted number against the double-precision reference
-// (tests/js/reference.js), in the three builds.
+// (harness/reference.js), in the three builds.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { backends, labelOf } from './backends.js';
 import { importRepo } from './repo-module.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 const { assertClose, tensor, LOOSE } = ref;
 const {

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 
 import { backends, labelOf } from './backends.js';
 import { importRepo } from './repo-module.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 const { assertClose, assertRowsSumToOne, tensor } = ref;
 const {

@@ -13,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 
 import { documentationFiles, importsPackage, jsBlocks } from './readme-blocks.js';
 
-const consumer = join(dirname(fileURLToPath(import.meta.url)), '..');
+// The consumer folder: this file is in its tests/js/ (scripts/test-js.sh).
+const consumer = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
 function examples() {
   const repo = process.env.ATTN_REPO;

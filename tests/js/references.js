@@ -204,7 +204,7 @@ function scanHtml(text) {
 //   .cmake, .md, …; not .h, .mjs or .wasm, which only other projects and builds have), whose first
 //   directory is a top-level one of the repository (`cpp/src/kernels/gemm.hpp`), . or ..
 //   (`../lib/heap.js`), or one whose directories are the tail of one of the repository's
-//   (`kernels/gemm.hpp` from an include root, `bench/threads.js`; but not transformers'
+//   (`kernels/gemm.hpp` from an include root, `bench/run.js`; but not transformers'
 //   `models/gpt2/modeling_gpt2.py`, although the repository has a models/);
 // - a path with a slash and no extension whose first directory is a top-level one: `cpp/relaxed`,
 //   `web/lib/`;
@@ -213,7 +213,7 @@ function scanHtml(text) {
 //   Markdown file's in capitals, as a project's top-level documents are named (`README.md`);
 // each optionally followed by `:line` or `:first-last`. Not citations: words with a scheme
 // (https://), a glob or placeholder (* { } < > $ …, or a capitalised word in a usage line's path:
-// `scripts/bench/MODEL_torch.py`), an extension alone (`.d.ts`).
+// `scripts/bench/training/MODEL_torch.py`), an extension alone (`.d.ts`).
 const SOURCE = /\.(c|cpp|hpp|js|mjs|ts|py|sh|cmake|css|html)$/;
 
 export function citedPaths(text, { kinds, topDirs, dirTails }) {

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 
 import { backends, labelOf } from './backends.js';
 import { loadFixture } from './fixtures.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 const { assertClose, mulberry32, randomTensor, tensor } = ref;
 

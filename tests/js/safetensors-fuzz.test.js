@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { readSafetensors } from 'attention-wasm';
-import { mulberry32 } from './reference.js';
+import { mulberry32 } from '../../harness/reference.js';
 import { ENCODERS, rawFile } from './safetensors-writer.js';
 import { fuzzSeed } from './fuzz-seed.js';
 

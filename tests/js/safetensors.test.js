@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 
 import { readSafetensors } from 'attention-wasm';
 import { backends, labelOf } from './backends.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 import { buildSafetensors, encode, entry, rawFile } from './safetensors-writer.js';
 
 const { assertClose, mulberry32, randomTensor, tensor } = ref;

@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 
 import { backends, labelOf } from './backends.js';
 import * as fx from './fixtures.js';
-import { mulberry32 } from './reference.js';
+import { mulberry32 } from '../../harness/reference.js';
 
 const cases = fx.loadFixture('seq2seq/seq2seq.json');
 

@@ -16,7 +16,7 @@ import { describe, test } from 'node:test';
 import { loadAttention } from 'attention-wasm';
 
 import { BUILDERS, chooser } from './api-fuzz-cases.js';
-import * as ref from './reference.js';
+import * as ref from '../../harness/reference.js';
 
 const { mulberry32, randomTensor, randomStateDict, tensor } = ref;
 

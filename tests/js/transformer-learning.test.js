@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 
 import { backends, labelOf } from './backends.js';
-import { mulberry32 } from './reference.js';
+import { mulberry32 } from '../../harness/reference.js';
 import { reversalBatch } from './reversal-task.js';
 
 const VOCAB = 10, STEPS = 6;

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import { backends, labelOf } from './backends.js';
 import * as fx from './fixtures.js';
-import { mulberry32 } from './reference.js';
+import { mulberry32 } from '../../harness/reference.js';
 import { reversalBatch } from './reversal-task.js';
 
 const cases = fx.loadFixture('transformer/transformer.json');

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 
 import { backends } from './backends.js';
-import { assertClose, assertRowsSumToOne, positionalEncoding, softmaxRow } from './reference.js';
+import { assertClose, assertRowsSumToOne, positionalEncoding, softmaxRow } from '../../harness/reference.js';
 import { importRepo } from './repo-module.js';
 
 const dir = 'web/shared/translation';

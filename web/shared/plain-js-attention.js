@@ -1,6 +1,7 @@
 // Attention in plain JavaScript (Float32Array, the obvious loops): the baseline a user has
 // without wasm. One copy, shared by the page's benchmark worker
-// (web/src/sections/benchmark/worker.js) and the Node benchmark (scripts/bench/run.js).
+// (web/src/sections/benchmark/worker.js) and the Node benchmark
+// (scripts/bench/attention/sdpa.js).
 export function plainJsAttention(q, k, v, n, m, d) {
   const out = new Float32Array(n * d);
   const scores = new Float32Array(m);

@@ -2,7 +2,7 @@
 // the same seed gives the same numbers in every browser, so a shared URL shows the same plots.
 // This generates inputs only; every attention computation is the package's. The one seeded
 // generator of the repository: the page, the benchmarks (scripts/bench) and the JS tests
-// (tests/js/reference.js) draw their inputs from it.
+// (harness/reference.js) draw their inputs from it.
 
 /** mulberry32: a small, fast 32-bit generator; returns uniform numbers in [0, 1). */
 export function uniform(seed) {

@@ -1,5 +1,5 @@
 // Medians of repeated runs, for the page's benchmark worker and the Node benchmark
-// (scripts/bench/timing.js re-exports this file), so both measure the same way.
+// (scripts/bench imports this file), so both measure the same way.
 
 // Times several functions side by side. After a warm-up call, each function's `reps` doubles
 // until `reps` calls last at least sampleMs; then `samples` samples of `reps` calls each are

@@ -55,7 +55,8 @@ inline void f32_gemm_tile(const std::array<const float*, Rows>& a, const float* 
 // Firefox 153's SpiderMonkey kept four of the micro-kernel's eight accumulators in stack slots
 // (a load and a store each per depth step, the pooling at half of V8's speed); without it, they
 // stay in registers. V8 kept them in registers either way and runs the same (measured with
-// scripts/bench/engines.js: docs/performance.md, "Firefox (SpiderMonkey) against Chromium (V8)").
+// scripts/bench/engines/engines.js: docs/performance.md, "Firefox (SpiderMonkey) against Chromium
+// (V8)").
 [[gnu::noinline]] inline void store_partial_row_tile(float* out, const simd::F32x4 (&acc)[4],
                                                      Index columns, const float* alpha) {
   alignas(16) float row[kPanel];

@@ -1,4 +1,4 @@
-// The browser side of scripts/bench/engines.js, served from the repository's root: the 2x16
+// The browser side of engines.js (beside it), served from the repository's root: the 2x16
 // micro-kernel loop (cpp/bench/microkernel_module.cpp, built with SIMD128 by emcc and with relaxed
 // SIMD by clang-16) and the fused attention through the package (dist/), one thread, relaxed SIMD
 // on and off. The driver asks for a runner once (prepare: built, checked, warmed up, its calls per
