@@ -7,7 +7,9 @@
 // waking the workers. Natively, so the times are this machine's, not wasm's; the splits are
 // the same code.
 //   scaling_bench [--quick]
-// prints one table; docs/threads.md has one run of it.
+// prints a JSON line per workload: { workload, oneMs, measured2, predicted: { 2, 4, 8, 16 },
+// regions, tasks, longestMs, serialShare } (the last four at 16 threads), which
+// scripts/bench/threads/scaling.js turns into a table and the goals of issue 32.
 
 #include <algorithm>
 #include <chrono>
@@ -185,9 +187,6 @@ std::vector<Workload> workloads(bool quick) {
 int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
   const int pairs = quick ? 3 : 5;
-  const int counts[] = {2, 4, 8, 16};
-  std::printf("%-40s %9s %9s | %s | %7s %6s %9s %7s\n", "workload", "1 thread", "measured",
-              "predicted  2      4      8     16", "regions", "tasks", "longest", "serial");
   for (const Workload& w : workloads(quick)) {
     attn::set_threads(1);
     w.run();  // warm: first touches, packed panels, the pool's workers
@@ -199,21 +198,16 @@ int main(int argc, char** argv) {
       two.push_back(seconds_of(w.run));
     }
     const double alone = median(one);
-    std::printf("%-40s %7.1fms %8.2fx |          ", w.name.c_str(), 1e3 * alone,
-                alone / median(two));
+    std::printf("{\"workload\":\"%s\",\"oneMs\":%.3f,\"measured2\":%.3f,\"predicted\":{",
+                w.name.c_str(), 1e3 * alone, alone / median(two));
     attn::detail::ScalingPrediction last;
-    for (const int threads : counts) {
+    for (const int threads : {2, 4, 8, 16}) {
       last = predict(w, threads, pairs);
-      std::printf(" %5.2f ", alone / last.seconds);
+      std::printf("%s\"%d\":%.3f", threads == 2 ? "" : ",", threads, alone / last.seconds);
     }
     // At 16 threads: the regions, their tasks, the longest task and the time outside regions.
-    std::printf("| %7ld %6ld %7.2fms %6.1f%%\n", static_cast<long>(last.regions),
-                static_cast<long>(last.tasks), 1e3 * last.longest_task,
-                100.0 * last.serial_seconds / last.seconds);
+    std::printf("},\"regions\":%ld,\"tasks\":%ld,\"longestMs\":%.3f,\"serialShare\":%.4f}\n",
+                static_cast<long>(last.regions), static_cast<long>(last.tasks),
+                1e3 * last.longest_task, last.serial_seconds / last.seconds);
   }
-  std::printf(
-      "measured: this machine's 2 threads, median of %d one/two-thread pairs; predicted: the "
-      "splits for T threads replayed from one-thread task times (an upper bound: shared memory "
-      "bandwidth and waking the workers are left out); the last columns at 16 threads.\n",
-      pairs);
 }

@@ -134,6 +134,15 @@ export const GOALS = Object.freeze({
     issue: 20, section: 'threads', relation: '≤', target: 1.5,
     what: 'peak wasm heap of attention [1, 32768, 64]: 2 threads ÷ 1',
   },
+  // ---- scaling past this machine (threads/scaling.js) ---------------------------------------------
+  scalingAttention: {
+    issue: 32, section: 'scaling', relation: '≥', target: 6,
+    what: 'predicted speedup at 8 threads: SDPA and its backward at n ≥ 2048, multi-head attention at n ≥ 1024',
+  },
+  scalingTraining: {
+    issue: 32, section: 'scaling', relation: '≥', target: 4,
+    what: "predicted speedup at 8 threads: a Transformer training step at d2l's size",
+  },
   // ---- engines (engines/engines.js) -------------------------------------------------------------
   firefoxVsChromium: {
     issue: 22, section: 'engines', relation: '≥', target: 0.85,

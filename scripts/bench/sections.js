@@ -19,9 +19,10 @@ import peak from './attention/peak.js';
 import sdpa from './attention/sdpa.js';
 import weights from './attention/weights.js';
 import engines from './engines/engines.js';
+import scaling from './threads/scaling.js';
 import threads from './threads/threads.js';
 import causalLM from './training/causal-lm.js';
 import seq2seq from './training/seq2seq.js';
 import transformer from './training/transformer.js';
 
-export const SECTIONS = [sdpa, mha, backward, masked, modern, weights, decode, peak, seq2seq, transformer, causalLM, long, threads, engines];
+export const SECTIONS = [sdpa, mha, backward, masked, modern, weights, decode, peak, seq2seq, transformer, causalLM, long, threads, scaling, engines];
