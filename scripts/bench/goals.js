@@ -82,7 +82,7 @@ export const GOALS = Object.freeze({
   },
   gqaVsPeer: {
     issue: 31, section: 'modern', relation: '≥', target: 1.45,
-    what: "onnxruntime-web's GroupQueryAttention ÷ our GQA prefill, H = 32, Hkv = 8, d = 128, n = 512, causal",
+    what: "onnxruntime-web's GroupQueryAttention ÷ our GQA prefill, H = 32, Hkv = 8, d = 128, n = 512, causal, both on 1 thread and both on 2",
   },
   // ---- training steps (training/seq2seq.js, transformer.js, causal-lm.js) ----------------------
   seq2seqVsPyTorch: {

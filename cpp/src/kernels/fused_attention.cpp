@@ -238,8 +238,7 @@ class FusedForward {
     if (!masked_) return;
     for (int r = 0; r < Rows; ++r) {
       if (!masks[r].changes(j0, count)) continue;
-      masks[r].apply(row(r), j0, count);
-      block_max[r] = f32_row_max(row(r), count);
+      block_max[r] = masks[r].apply(row(r), j0, count);
     }
   }
 

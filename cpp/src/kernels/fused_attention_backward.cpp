@@ -235,12 +235,10 @@ class MatrixBackward {
                            kPanel * dv_, len, work_.grad_scores.data() + j0, work_.stride);
     for (Index r = 0; r < rows; ++r) {
       float* s = work_.weights.data() + r * work_.stride + j0;
-      if (masked_) {
-        float* softcap_grad =
-            softcap_ ? work_.softcap_grad.data() + r * work_.stride + j0 : nullptr;
-        work_.masks[static_cast<size_t>(r)].apply(s, j0, len, softcap_grad);
-      }
-      work_.chunk_max[static_cast<size_t>(chunk * work_.rows + r)] = f32_row_max(s, len);
+      float* softcap_grad = softcap_ ? work_.softcap_grad.data() + r * work_.stride + j0 : nullptr;
+      work_.chunk_max[static_cast<size_t>(chunk * work_.rows + r)] =
+          masked_ ? work_.masks[static_cast<size_t>(r)].apply(s, j0, len, softcap_grad)
+                  : f32_row_max(s, len);
     }
   }
 

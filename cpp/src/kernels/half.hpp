@@ -36,6 +36,12 @@ inline uint16_t float_to_half(float x) {
 // out[i] = the half in[i], widened exactly, for i < n.
 inline void f32_from_halves(const uint16_t* in, Index n, float* out) {
   Index i = 0;
+  for (; i + 8 <= n; i += 8) {
+    simd::F32x4 low, high;
+    simd::load_halves(in + i, low, high);
+    simd::store(out + i, low);
+    simd::store(out + i + 4, high);
+  }
   for (; i + 4 <= n; i += 4) simd::store(out + i, simd::load_half(in + i));
   if (i < n) {
     uint16_t tail[4] = {0, 0, 0, 0};

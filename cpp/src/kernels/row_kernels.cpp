@@ -45,48 +45,66 @@ float f32_exp_shifted_sum(float* s, Index n, float max) {
 
 namespace {
 
-// cap * tanh(x / cap) of four lanes, and 1 - tanh^2 when asked.
-F32x4 softcap(F32x4 x, F32x4 cap, F32x4 inverse_cap, F32x4* derivative) {
-  const F32x4 one = simd::splat(1.0f);
-  const F32x4 e = simd::exp_nonpositive(simd::splat(-2.0f) * simd::abs(x * inverse_cap));
-  const F32x4 tanh = simd::copy_sign((one - e) / (one + e), x);
-  if (derivative) *derivative = one - tanh * tanh;
-  return cap * tanh;
+// The modifiers of four lanes: softcapped, then ALiBi's bias (minus_slope * |distance|), and
+// the softcap's derivative 1 - tanh^2 when asked.
+template <bool kCap, bool kSlope>
+F32x4 modify(F32x4 x, F32x4 cap, F32x4 inverse_cap, F32x4 minus_slope, F32x4 distance,
+             F32x4* derivative) {
+  if constexpr (kCap) {
+    const F32x4 tanh = simd::tanh(x * inverse_cap);
+    if (derivative) *derivative = simd::splat(1.0f) - tanh * tanh;
+    x = cap * tanh;
+  }
+  if constexpr (kSlope) x = simd::multiply_add(minus_slope, simd::abs(distance), x);
+  return x;
 }
 
-}  // namespace
-
-void f32_softcap_row(float* s, Index n, float cap, float* derivative) {
+template <bool kCap, bool kSlope>
+float modify_scores(float* s, Index n, float cap, float slope, Index offset, float* derivative) {
   const F32x4 c = simd::splat(cap), inverse = simd::splat(1.0f / cap);
-  F32x4 grad;
-  Index j = 0;
-  for (; j + 4 <= n; j += 4) {
-    simd::store(s + j, softcap(simd::load(s + j), c, inverse, derivative ? &grad : nullptr));
-    if (derivative) simd::store(derivative + j, grad);
-  }
-  if (j < n) {  // the tail through one padded vector, so every score takes the same path
-    alignas(16) float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f}, tail_grad[4];
-    std::copy(s + j, s + n, tail);
-    simd::store(tail, softcap(simd::load(tail), c, inverse, &grad));
-    simd::store(tail_grad, grad);
-    std::copy(tail, tail + (n - j), s + j);
-    if (derivative) std::copy(tail_grad, tail_grad + (n - j), derivative + j);
-  }
-}
-
-void f32_subtract_distance(float* s, Index n, float slope, Index offset) {
+  const F32x4 minus_slope = simd::splat(-slope), step = simd::splat(4.0f);
   // |offset - j| as floats, exact below 2^24; four lanes stepping by 4.
   F32x4 distance = simd::load(
       std::array<float, 4>{static_cast<float>(offset), static_cast<float>(offset - 1),
                            static_cast<float>(offset - 2), static_cast<float>(offset - 3)}
           .data());
-  const F32x4 step = simd::splat(4.0f), minus_slope = simd::splat(-slope);
+  F32x4 max = simd::splat(-std::numeric_limits<float>::infinity()), grad;
+  F32x4* want_grad = kCap && derivative ? &grad : nullptr;
   Index j = 0;
   for (; j + 4 <= n; j += 4) {
-    simd::store(s + j, simd::multiply_add(minus_slope, simd::abs(distance), simd::load(s + j)));
+    const F32x4 x =
+        modify<kCap, kSlope>(simd::load(s + j), c, inverse, minus_slope, distance, want_grad);
+    simd::store(s + j, x);
+    if (want_grad) simd::store(derivative + j, grad);
+    max = simd::max(max, x);
     distance = distance - step;
   }
-  for (; j < n; ++j) s[j] -= slope * static_cast<float>(std::abs(offset - j));
+  float result = simd::horizontal_max(max);
+  if (j < n) {  // the tail through one padded vector, so every score takes the same path
+    alignas(16) float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f}, tail_grad[4];
+    std::copy(s + j, s + n, tail);
+    simd::store(
+        tail, modify<kCap, kSlope>(simd::load(tail), c, inverse, minus_slope, distance, want_grad));
+    if (want_grad) simd::store(tail_grad, grad);
+    for (Index t = 0; t < n - j; ++t) {
+      s[j + t] = tail[t];
+      if (want_grad) derivative[j + t] = tail_grad[t];
+      result = simd::nan_max(result, tail[t]);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+float f32_modify_scores(float* s, Index n, float cap, float slope, Index offset,
+                        float* derivative) {
+  if (cap > 0.0f) {
+    return slope != 0.0f ? modify_scores<true, true>(s, n, cap, slope, offset, derivative)
+                         : modify_scores<true, false>(s, n, cap, slope, offset, derivative);
+  }
+  return slope != 0.0f ? modify_scores<false, true>(s, n, cap, slope, offset, derivative)
+                       : f32_row_max(s, n);
 }
 
 float f32_online_softmax_step(float* s, Index len, float block_max, bool first_block,

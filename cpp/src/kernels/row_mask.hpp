@@ -12,6 +12,7 @@
 
 #include "attn/mask.hpp"
 #include "row_kernels.hpp"
+#include "simd/f32x4.hpp"
 
 namespace attn::detail {
 
@@ -149,23 +150,39 @@ class RowMask {
   }
 
   // scores[c] of key j0 + c, for c < count, in the documented order: softcapped, the ALiBi bias
-  // and the additive mask added, hidden scores set to fill. With softcap_grad non-null, it
-  // receives d(capped)/d(score) = 1 - (capped / softcap)^2 for each key (the backward's factor).
-  void apply(float* scores, Index j0, Index count, float* softcap_grad = nullptr) const {
-    if (softcap_ > 0.0f) f32_softcap_row(scores, count, softcap_, softcap_grad);
-    if (slope_ != 0.0f) f32_subtract_distance(scores, count, slope_, query_ - j0);
+  // and the additive mask added, hidden scores set to fill; returns their max (as f32_row_max
+  // would find it). With softcap_grad non-null, it receives d(capped)/d(score) =
+  // 1 - (capped / softcap)^2 for each visible key and 0 for a hidden one (the backward's factor;
+  // a hidden key's weight is 0).
+  float apply(float* scores, Index j0, Index count, float* softcap_grad = nullptr) const {
     if (additive_row_ || bool_row_ || padding_row_) {
+      if (softcap_ > 0.0f || slope_ != 0.0f) {
+        f32_modify_scores(scores, count, softcap_, slope_, query_ - j0, softcap_grad);
+      }
       for (Index c = 0; c < count; ++c) {
         if (additive_row_) scores[c] += additive_row_[j0 + c];
-        if (hidden(j0 + c)) scores[c] = fill_;
+        if (hidden(j0 + c)) {
+          scores[c] = fill_;
+          if (softcap_grad) softcap_grad[c] = 0.0f;
+        }
       }
-      return;
+      return f32_row_max(scores, count);
     }
-    // Only the visible run's ends can hide keys: fill what lies outside [begin, end).
+    // Only the visible run's ends can hide keys: the modifiers run on [begin, end), fill lies
+    // outside.
     const Index begin = std::clamp(visible_begin_, j0, j0 + count);
     const Index end = std::clamp(visible_end_, begin, j0 + count);
+    float max =
+        f32_modify_scores(scores + (begin - j0), end - begin, softcap_, slope_, query_ - begin,
+                          softcap_grad ? softcap_grad + (begin - j0) : nullptr);
     std::fill(scores, scores + (begin - j0), fill_);
     std::fill(scores + (end - j0), scores + count, fill_);
+    if (softcap_grad) {
+      std::fill(softcap_grad, softcap_grad + (begin - j0), 0.0f);
+      std::fill(softcap_grad + (end - j0), softcap_grad + count, 0.0f);
+    }
+    if (begin > j0 || end < j0 + count) max = simd::nan_max(max, fill_);
+    return max;
   }
 
   // values[c] = 0 where key j0 + c is hidden.

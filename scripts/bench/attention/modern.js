@@ -8,15 +8,16 @@
 //     copying its K and V once (the memory traffic a decode cannot avoid), and the same cache
 //     stored as halves (dtype 'f16') and with rotary positions against the float32 one;
 //   - the peer: onnxruntime-web's com.microsoft GroupQueryAttention at H = 32, Hkv = 8, d = 128,
-//     n = 512, causal, one thread.
+//     n = 512, causal, against ours on 1 and 2 threads (gqa-peer.js, a process per count).
 // Every pair is checked to agree before it is timed: GQA with the repeated call and the peer's,
 // the window on a few rows against the reference over the keys the window leaves.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { scaledDotProductAttention } from '../../../harness/reference.js';
 import { uniforms as random } from '../../../web/shared/random.js';
 import { measureInTurns } from '../../../web/shared/timing.js';
 import { measured } from '../goals.js';
-import { loadGqaPeer } from '../peers/onnxruntime.js';
-import { expectClose, oneLine, queryRows } from '../shared/check.js';
+import { expectClose, queryRows } from '../shared/check.js';
 import { runAlone } from '../shared/standalone.js';
 
 const tensor = (shape, seed) => ({ data: random(shape.reduce((a, b) => a * b), seed), shape });
@@ -42,6 +43,16 @@ function checkWindow(out, { q, k, v }, n, d, left) {
   }
 }
 
+const PEER = fileURLToPath(new URL('gqa-peer.js', import.meta.url));
+
+// gqa-peer.js's line for `threads`, run on the parent's Node and flags.
+function peerRun(threads) {
+  const child = spawnSync(process.execPath, [...process.execArgv, PEER, String(threads)],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (child.status !== 0) return { error: `gqa-peer.js ${threads} exited with ${child.status}` };
+  return JSON.parse(child.stdout.trim().split('\n').pop());
+}
+
 // a and b timed in turns: { goal (goals.js), at, name (what ÷ what), ms, baselineMs, ratio }.
 async function pair({ goal, at, name }, a, b, samples) {
   const [x, y] = await measureInTurns([{ fn: a }, { fn: b }], { samples, sampleMs: 50 });
@@ -51,7 +62,7 @@ async function pair({ goal, at, name }, a, b, samples) {
 async function run({ quick, builds }) {
   const { simd } = await builds();
   const results = [];
-  let peerNote = null;
+  const peerNotes = [];
 
   const gqaN = quick ? 512 : 2048;
   {
@@ -63,29 +74,19 @@ async function run({ quick, builds }) {
     expectClose('GQA vs repeated K/V', grouped(), repeated());
     results.push(await pair({ goal: 'gqaPrefill', at: `n = ${gqaN}`,
       name: `GQA prefill H = ${H}, Hkv = ${Hkv}, d = ${d}, n = ${gqaN}, causal ÷ K/V repeated to ${H} heads` }, grouped, repeated, 3));
-    // The peer on one thread, as ours here (a process of its own would be needed for 2: ORT fixes
-    // its thread count at its first session), at n = 512: its CPU kernel took 4.3 s a call there
-    // (2026-11-26), and would take about a minute at n = 2048.
-    try {
-      const peer = await loadGqaPeer({ threads: 1 });
-      try {
-        const peerN = 512;
-        const [pq, pk, pv] = [tensor([1, H, peerN, d], 13), tensor([1, Hkv, peerN, d], 14), tensor([1, Hkv, peerN, d], 15)];
-        const ours = () => simd.scaledDotProductAttention(pq, pk, pv, { causal: true }).output.data;
-        const { run, heads } = await peer.make(pq, pk, pv);
-        expectClose('onnxruntime-web GroupQueryAttention vs ours', heads(await run()), ours());
-        const [theirs, mine] = await measureInTurns([{ fn: run, async: true }, { fn: ours }], { samples: 3, sampleMs: 50 });
-        results.push({
-          goal: 'gqaVsPeer', at: `n = ${peerN}, 1 thread`,
-          name: `onnxruntime-web GroupQueryAttention ÷ ours, H = ${H}, Hkv = ${Hkv}, d = ${d}, n = ${peerN}, causal, 1 thread`,
-          ms: theirs.ms, baselineMs: mine.ms, ratio: theirs.ms / mine.ms,
-        });
-      } finally {
-        await peer.release();
-      }
-    } catch (error) {
-      peerNote = `onnxruntime-web GroupQueryAttention did not run (${oneLine(error)})`;
+  }
+  // The peer on 1 and 2 threads, each count in a process of its own (gqa-peer.js).
+  for (const threads of [1, 2]) {
+    const line = peerRun(threads), count = threads === 1 ? '1 thread' : `${threads} threads`;
+    if (line.error) {
+      peerNotes.push({ at: `n = 512, ${count}`, note: line.error });
+      continue;
     }
+    results.push({
+      goal: 'gqaVsPeer', at: `n = 512, ${count}`,
+      name: `onnxruntime-web GroupQueryAttention ÷ ours, H = 32, Hkv = 8, d = 128, n = 512, causal, ${count}`,
+      ms: line.peerMs, baselineMs: line.oursMs, ratio: line.peerMs / line.oursMs,
+    });
   }
 
   const [windowN, w] = quick ? [4096, 256] : [16384, 1024];
@@ -144,7 +145,7 @@ async function run({ quick, builds }) {
   }
 
   const goals = results.map((r) => measured(r.goal, r.at, r.ratio, `${r.ms.toFixed(2)} ms ÷ ${r.baselineMs.toFixed(2)} ms`));
-  if (peerNote) goals.push(measured('gqaVsPeer', 'n = 512, 1 thread', null, peerNote));
+  for (const { at, note } of peerNotes) goals.push(measured('gqaVsPeer', at, null, note));
   const table = {
     title: 'Modern attention: grouped K/V heads, score modifiers and decoding, each ÷ the call it replaces, single thread',
     header: ['what', 'ms', 'baseline ms', 'ratio'],
