@@ -84,6 +84,15 @@ export const GOALS = Object.freeze({
     issue: 31, section: 'modern', relation: '≥', target: 1.45,
     what: "onnxruntime-web's GroupQueryAttention ÷ our GQA prefill, H = 32, Hkv = 8, d = 128, n = 512, causal, both on 1 thread and both on 2",
   },
+  // ---- kernel regression (attention/regression.js) ------------------------------------------
+  regressionRate: {
+    issue: 32, section: 'regression', relation: '≥', target: 1,
+    what: 'kernelRegression and leaveOneOut, Gaussian, d = 1, n = m = 8192, one thread: kernel evaluations per second ÷ 500 M',
+  },
+  regressionVsAttention: {
+    issue: 32, section: 'regression', relation: '≥', target: 0.5,
+    what: "kernelRegression, Gaussian, queries, keys and values [1024, 64], one thread: SDPA's time on the same shapes ÷ its time",
+  },
   // ---- training steps (training/seq2seq.js, transformer.js, causal-lm.js) ----------------------
   seq2seqVsPyTorch: {
     issue: 11, section: 'seq2seq', relation: '≥', target: 3,

@@ -16,6 +16,7 @@ import masked from './attention/masked.js';
 import mha from './attention/mha.js';
 import modern from './attention/modern.js';
 import peak from './attention/peak.js';
+import regression from './attention/regression.js';
 import sdpa from './attention/sdpa.js';
 import weights from './attention/weights.js';
 import engines from './engines/engines.js';
@@ -25,4 +26,4 @@ import causalLM from './training/causal-lm.js';
 import seq2seq from './training/seq2seq.js';
 import transformer from './training/transformer.js';
 
-export const SECTIONS = [sdpa, mha, backward, masked, modern, weights, decode, peak, seq2seq, transformer, causalLM, long, threads, scaling, engines];
+export const SECTIONS = [sdpa, mha, backward, masked, modern, regression, weights, decode, peak, seq2seq, transformer, causalLM, long, threads, scaling, engines];

@@ -2,19 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "checks.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/regression_rows.hpp"
 #include "parallel/split.hpp"
-#include "similarity.hpp"
 
 namespace attn {
 
 namespace {
 
 using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic>;
-using RowRef = Eigen::Ref<RowVector>;
-using ConstRowRef = Eigen::Ref<const RowVector>;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
@@ -25,80 +25,99 @@ constexpr Index kRowsPerTask = 16;
 
 Index row_tasks(Index rows) { return (rows + kRowsPerTask - 1) / kRowsPerTask; }
 
-// The work of `rows` queries against n keys, as multiply-adds (an exp counted as 16): what
-// run_split weighs against waking the workers.
+// The work of `rows` queries against n keys, as multiply-adds (an exp counted as 4): what
+// run_split weighs against waking the workers. In 64 bits, capped at Index's largest: a
+// 33000 x 33000 regression's 7.6e9 would wrap wasm32's Index negative, and run on one thread.
 Index row_work(Index rows, const MatrixRef& keys, const MatrixRef& values) {
-  return rows * keys.rows() * (2 * keys.cols() + values.cols() + 16);
+  const int64_t work = int64_t{rows} * keys.rows() * (2 * keys.cols() + values.cols() + 4);
+  return static_cast<Index>(std::min<int64_t>(work, std::numeric_limits<Index>::max()));
 }
 
 void check_keys_values(const MatrixRef& keys, const MatrixRef& values) {
   detail::require_shape("values", {keys.rows(), -1}, detail::shape_of(values));
 }
 
-// Squared distance in double: the Gaussian exponent divides it by 2 sigma^2, which for a small
-// sigma magnifies float rounding of d^2 (relative 1e-7) into visibly wrong weights between keys
-// at nearly equal distances; from float inputs, double keeps it at 1e-16.
-double squared_distance(const ConstRowRef& query, const MatrixRef& keys, Index j) {
-  return (keys.row(j).cast<double>() - query.cast<double>()).squaredNorm();
-}
+// The keys as the regression reads them: feature-major (feature f of key j at f * n + j), so
+// that one query's distances run over contiguous keys.
+class Keys {
+ public:
+  explicit Keys(const MatrixRef& keys) : transposed_(keys.transpose()) {}
+  Index count() const { return transposed_.cols(); }
+  Index dim() const { return transposed_.rows(); }
+  const float* data() const { return transposed_.data(); }
 
-// Gaussian weights of one query in log-sum-exp form: alpha_j / max_i alpha_i
-// = exp(-(d_j^2 - min_i d_i^2) / (2 sigma^2)). The nearest key gets exactly 1, so the row sum is
-// >= 1 however small sigma is, where exp(-d_j^2 / (2 sigma^2)) alone underflows to 0 for every
-// key once d / sigma > ~14 (float). In double, sigma^2 of a float sigma neither underflows nor
-// overflows. Distances are computed twice rather than stored: no buffer of n doubles per query.
-void gaussian_row(const ConstRowRef& query, const MatrixRef& keys, float bandwidth, Index skip,
-                  RowRef row) {
-  double nearest = std::numeric_limits<double>::infinity();
-  for (Index j = 0; j < keys.rows(); ++j) {
-    if (j != skip) nearest = std::min(nearest, squared_distance(query, keys, j));
-  }
-  const double two_sigma_squared = 2.0 * double{bandwidth} * double{bandwidth};
-  for (Index j = 0; j < keys.rows(); ++j) {
-    const double excess = squared_distance(query, keys, j) - nearest;
-    // The skipped key may be nearer than `nearest`: exp of its negative excess could overflow.
-    if (j == skip) {
-      row(j) = 0.0f;
+ private:
+  Matrix transposed_;
+};
+
+// The values as the pooling reads them: one column as it is (a dot product per query), more as
+// panels of 16 columns for the GEMM micro-kernel, packed once for every query.
+class Values {
+ public:
+  explicit Values(const MatrixRef& values)
+      : n_(values.rows()),
+        dy_(values.cols()),
+        packed_(static_cast<size_t>(n_ * (dy_ == 1 ? 1 : detail::round_up(dy_, detail::kPanel)))) {
+    if (dy_ == 1) {
+      for (Index j = 0; j < n_; ++j) packed_[static_cast<size_t>(j)] = values(j, 0);
     } else {
-      row(j) = excess == 0.0 ? 1.0f : static_cast<float>(std::exp(-excess / two_sigma_squared));
+      detail::f32_pack_panels(values.data(), values.outerStride(), n_, dy_, /*transposed=*/false,
+                              packed_.data());
     }
   }
-}
 
-// Normalised similarity weights of one query against every key except `skip` (leave-one-out), in
-// `row` [n]. Returns false, with `row` all zeros, when no key reaches the query.
-bool weights_row(const ConstRowRef& query, const MatrixRef& keys, Similarity similarity,
-                 float bandwidth, Index skip, RowRef row) {
-  if (similarity == Similarity::Gaussian) {
-    gaussian_row(query, keys, bandwidth, skip, row);
-  } else {
-    for (Index j = 0; j < keys.rows(); ++j) {
-      const float distance = (keys.row(j) - query).norm();
-      row(j) = detail::similarity_of_scaled_distance(similarity, distance / bandwidth);
+  Index dim() const { return dy_; }
+
+  // out [dy] = weights [n] * values.
+  void pool(const float* weights, float* out) const {
+    if (dy_ == 1) {
+      out[0] = detail::f32_dot(weights, packed_.data(), n_);
+    } else {
+      detail::f32_gemm_panels_serial(weights, n_, 1, n_, packed_.data(), n_ * detail::kPanel, dy_,
+                                     out, dy_);
     }
   }
-  if (skip != kNoKey) row(skip) = 0.0f;  // (the Gaussian row has it already)
-  const float total = row.sum();
-  if (!(total > 0.0f)) {
-    row.setZero();
+
+ private:
+  Index n_, dy_;
+  std::vector<float> packed_;  // the column, or its panels
+};
+
+// What one thread works in: one query's squared distances (double) and, when the caller keeps
+// no weights, its weights row.
+struct RowScratch {
+  RowScratch(Index n, bool weights)
+      : squared(static_cast<size_t>(n)), row(static_cast<size_t>(weights ? 0 : n)) {}
+  std::vector<double> squared;
+  std::vector<float> row;
+};
+
+// One query's estimate in `output` [dy] against every key except `skip` (leave-one-out, or
+// kNoKey), its normalised weights [n] in `weights` when non-null (else the scratch's row). The
+// values are pooled with the weights before they are normalised and the sum divided once by the
+// total, so the output's bits do not depend on whether weights are asked for. Returns false, with
+// zero weights and a NaN output, when no key reaches the query.
+bool estimate_row(const float* query, const Keys& keys, const Values& values, Similarity similarity,
+                  float bandwidth, Index skip, RowScratch& scratch, float* weights, float* output) {
+  const Index n = keys.count();
+  float* w = weights ? weights : scratch.row.data();
+  double* squared = scratch.squared.data();
+  // The nearest key's squared distance: its Gaussian weight is 1 (log-sum-exp form); with no
+  // key but `skip` (+inf) every weight is 0.
+  const double nearest =
+      detail::f64_squared_distances(query, keys.data(), n, keys.dim(), skip, squared);
+  const float total = similarity == Similarity::Gaussian
+                          ? detail::gaussian_weights(squared, n, nearest, bandwidth, w)
+                          : detail::similarity_weights(similarity, squared, n, bandwidth, skip, w);
+  if (!(total > 0.0f)) {  // no key reached (0), or NaN inputs
+    std::fill(w, w + n, 0.0f);
+    std::fill(output, output + values.dim(), kNaN);
     return false;
   }
-  row /= total;
+  values.pool(w, output);
+  detail::f32_divide(output, values.dim(), total);
+  if (weights) detail::f32_divide(weights, n, total);
   return true;
-}
-
-// One query's estimate in `output` [dy], its normalised weights in `weights` [n]: the weighted
-// mean of the values, or NaN when no key reaches the query. Returns whether one did.
-bool estimate_row(const ConstRowRef& query, const MatrixRef& keys, const MatrixRef& values,
-                  Similarity similarity, float bandwidth, Index skip, RowRef weights,
-                  RowRef output) {
-  const bool reached = weights_row(query, keys, similarity, bandwidth, skip, weights);
-  if (reached) {
-    output.noalias() = weights * values;
-  } else {
-    output.setConstant(kNaN);
-  }
-  return reached;
 }
 
 }  // namespace
@@ -114,20 +133,16 @@ void kernel_regression(const MatrixRef& keys, const MatrixRef& values, const Mat
     detail::require_shape("weights", {queries.rows(), keys.rows()}, detail::shape_of(*weights));
   }
   const Index m = queries.rows(), tasks = row_tasks(m);
-  // Without weights to write into, each thread's rows go through a scratch row of its own.
-  std::vector<RowVector> scratch(
+  const Keys keyed(keys);
+  const Values pooled(values);
+  std::vector<RowScratch> scratch(
       static_cast<size_t>(std::min<Index>(detail::thread_pool().threads(), tasks)),
-      RowVector(weights ? 0 : keys.rows()));
+      RowScratch(keys.rows(), weights != nullptr));
   detail::run_split(tasks, row_work(m, keys, values), [&](Index task, int slot) {
+    RowScratch& own = scratch[static_cast<size_t>(slot)];
     for (Index i = task * kRowsPerTask; i < std::min(m, (task + 1) * kRowsPerTask); ++i) {
-      auto out = output.row(i);
-      if (weights) {
-        auto row = weights->row(i);
-        estimate_row(queries.row(i), keys, values, similarity, bandwidth, kNoKey, row, out);
-      } else {
-        estimate_row(queries.row(i), keys, values, similarity, bandwidth, kNoKey,
-                     scratch[static_cast<size_t>(slot)], out);
-      }
+      estimate_row(queries.row(i).data(), keyed, pooled, similarity, bandwidth, kNoKey, own,
+                   weights ? weights->row(i).data() : nullptr, output.row(i).data());
     }
   });
 }
@@ -157,17 +172,20 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
   // entries; the sums then run in key order, as one thread would add them.
   std::vector<double> errors(static_cast<size_t>(count * n));
   std::vector<char> reached(errors.size());
+  const Keys keyed(keys);
+  const Values pooled(values);
   const auto slots =
       static_cast<size_t>(std::min<Index>(detail::thread_pool().threads(), count * tasks));
-  std::vector<RowVector> weights(slots, RowVector(n)), prediction(slots, RowVector(values.cols()));
-  detail::run_split(count * tasks, count * row_work(n, keys, values), [&](Index task, int slot) {
+  std::vector<RowScratch> scratch(slots, RowScratch(n, /*weights=*/false));
+  std::vector<RowVector> prediction(slots, RowVector(values.cols()));
+  detail::run_split(count * tasks, row_work(count * n, keys, values), [&](Index task, int slot) {
     const Index b = task / tasks, first = task % tasks * kRowsPerTask;
+    RowScratch& own = scratch[static_cast<size_t>(slot)];
+    RowVector& p = prediction[static_cast<size_t>(slot)];
     for (Index i = first; i < std::min(n, first + kRowsPerTask); ++i) {
       const auto at = static_cast<size_t>(b * n + i);
-      RowVector& p = prediction[static_cast<size_t>(slot)];
-      reached[at] =
-          estimate_row(keys.row(i), keys, values, similarity, bandwidths[static_cast<size_t>(b)], i,
-                       weights[static_cast<size_t>(slot)], p);
+      reached[at] = estimate_row(keys.row(i).data(), keyed, pooled, similarity,
+                                 bandwidths[static_cast<size_t>(b)], i, own, nullptr, p.data());
       errors[at] = reached[at] ? (p - values.row(i)).cast<double>().squaredNorm() : 0.0;
     }
   });

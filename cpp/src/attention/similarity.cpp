@@ -48,18 +48,4 @@ void similarity_values(Similarity similarity, const float* distances, Index n, f
   }
 }
 
-float detail::similarity_of_scaled_distance(Similarity similarity, float u) {
-  switch (similarity) {
-    case Similarity::Gaussian:
-      return std::exp(-0.5f * u * u);
-    case Similarity::Boxcar:
-      return u <= 1.0f ? 1.0f : 0.0f;
-    case Similarity::Epanechnikov:
-      return std::max(0.0f, 1.0f - u);
-    case Similarity::Constant:
-      return 1.0f;
-  }
-  return 0.0f;
-}
-
 }  // namespace attn

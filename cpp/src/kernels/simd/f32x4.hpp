@@ -250,22 +250,23 @@ inline F32x4 exp_nonpositive(F32x4 x) {
 inline F32x4 tanh(F32x4 x) {
   return {{std::tanh(x.v[0]), std::tanh(x.v[1]), std::tanh(x.v[2]), std::tanh(x.v[3])}};
 }
+inline F32x4 exp2_split(F32x4 n, F32x4 r) {
+  F32x4 out;
+  for (int i = 0; i < 4; ++i) {
+    out.v[i] = n.v[i] <= -127.0f ? 0.0f : std::ldexp(std::exp2(r.v[i]), static_cast<int>(n.v[i]));
+  }
+  return out;
+}
 
 #endif
 
 #if !defined(ATTN_SIMD_SCALAR)
-// exp(x) for x <= 0 or NaN (softmax's x - max), as 2^t with t = x log2(e) = n + r, n the nearest
-// integer and |r| <= 1/2: 2^r from a degree-5 minimax polynomial (relative error 7.5e-8 before
-// float rounding; the product x log2(e) adds |x| log2(e) ulp), 2^n written into the exponent
-// bits. Where t < -126.5 (x < -87.7) the result is exactly 0, so masked weights are exactly zero:
-// t is clamped to -127, whose 2^n has all-zero bits. NaN stays NaN. The polynomial is evaluated
-// in Estrin's form: softmax's exp pass is bound by this dependency chain, not by the instruction
-// count, and Estrin halves the chain of Horner's form for one more multiply.
-inline F32x4 exp_nonpositive(F32x4 x) {
-  // A NaN x survives the clamp: max keeps a NaN in its first operand.
-  const F32x4 t = max(x * splat(1.44269504088896341f), splat(-127.0f));
-  const F32x4 n = nearest_integer(t);
-  const F32x4 r = t - n;
+// 2^(n + r) for n an integer in [-127, 127] held as a float and |r| <= 1/2: 2^r from a degree-5
+// minimax polynomial (relative error 7.5e-8 before float rounding), 2^n written into the
+// exponent bits; n = -127 gives exactly +0. The polynomial is evaluated in Estrin's form:
+// softmax's exp pass is bound by this dependency chain, not by the instruction count, and
+// Estrin halves the chain of Horner's form for one more multiply.
+inline F32x4 exp2_split(F32x4 n, F32x4 r) {
   const F32x4 r2 = r * r;
   const F32x4 low = multiply_add(splat(6.931469670652649e-1f), r, splat(1.0000000716546416f));
   const F32x4 mid = multiply_add(splat(5.550713272875391e-2f), r, splat(2.402211972396918e-1f));
@@ -278,11 +279,24 @@ inline F32x4 exp_nonpositive(F32x4 x) {
   return p * shift_bits_left<23>(add_bits(n + magic, 127 - 0x4B400000));
 }
 
+// exp(x) for x <= 0 or NaN (softmax's x - max), as 2^t with t = x log2(e) = n + r, n the nearest
+// integer and |r| <= 1/2 (exp2_split; the product x log2(e) adds |x| log2(e) ulp). Where
+// t < -126.5 (x < -87.7) the result is exactly 0, so masked weights are exactly zero: t is
+// clamped to -127. NaN stays NaN.
+inline F32x4 exp_nonpositive(F32x4 x) {
+  // A NaN x survives the clamp: max keeps a NaN in its first operand.
+  const F32x4 t = max(x * splat(1.44269504088896341f), splat(-127.0f));
+  const F32x4 n = nearest_integer(t);
+  return exp2_split(n, t - n);
+}
+
 // tanh(x) as a ratio of an odd degree-13 and an even degree-6 polynomial in x, x clamped to
 // +-7.9053 (Eigen's generic_fast_tanh_float coefficients; beyond the clamp the ratio holds
 // 1 - 2.7e-7). Within 6 ulp of tanh everywhere (tests/cpp/test_microkernels.cpp measures it).
 // One division and no exp: a softcap costs a fraction of the softmax's exp per score. NaN stays
-// NaN (min and max keep it).
+// NaN (min and max keep it). Its error is relative (6 ulp) and up to 3.4e-7 absolute near +-1,
+// where activation_kernels.cpp's tanh, through exp, keeps the 2e-7 absolute bound that the
+// recurrent layers' tests hold it to.
 inline F32x4 tanh(F32x4 x) {
   const F32x4 clamped = max(min(x, splat(7.90531110763549805f)), splat(-7.90531110763549805f));
   const F32x4 x2 = clamped * clamped;

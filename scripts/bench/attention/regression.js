@@ -1,0 +1,82 @@
+// The regression section of `npm run bench`: Nadaraya-Watson kernel regression (the notes' first
+// mechanism), single thread, wasm with relaxed SIMD:
+//   - at d = 1 (the notes' examples), n keys and n queries: kernel evaluations per second of each
+//     kernel and of leaveOneOut (one bandwidth), the Gaussian against the issue's rate of
+//     500 M per second;
+//   - at d = 64 (queries, keys and values [n, 64]), the Gaussian and boxcar against
+//     scaledDotProductAttention on the same shapes, timed in turns: SDPA's time ÷ theirs, i.e.
+//     their GFLOP/s counting SDPA's 4 n² d flops for both, ÷ SDPA's.
+// Each call is checked on a few queries against the float64 reference (harness/reference.js).
+import { kernelRegression } from '../../../harness/reference.js';
+import { uniforms as random } from '../../../web/shared/random.js';
+import { measureInTurns } from '../../../web/shared/timing.js';
+import { measured } from '../goals.js';
+import { expectClose } from '../shared/check.js';
+import { runAlone } from '../shared/standalone.js';
+
+const KERNELS = ['gaussian', 'boxcar', 'epanechnikov'];
+const RATE_TARGET = 500e6; // kernel evaluations per second, issue 32
+
+// [n, d] uniform in [0, 1): keys and queries on the same interval, so every kernel reaches.
+const matrix = (n, d, seed) => ({ data: random(n * d, seed).map((x) => (x + 1) / 2), shape: [n, d] });
+
+// The first few queries' outputs against the float64 reference.
+function check(attn, { keys, values, queries }, kernel, bandwidth) {
+  const [n, d] = queries.shape;
+  const some = Math.min(n, 5);
+  const head = { data: queries.data.subarray(0, some * d), shape: [some, d] };
+  const got = attn.kernelRegression({ keys, values, queries: head, kernel, bandwidth }).output.data;
+  const want = kernelRegression({ keys, values, queries: head, kernel, bandwidth }).output.data;
+  expectClose(`kernelRegression ${kernel}, d = ${d}`, got, want);
+}
+
+async function run({ quick, builds }) {
+  const { simd } = await builds();
+  const results = [], goals = [], rows = [];
+  {
+    const n = quick ? 2048 : 8192, bandwidth = 0.05;
+    const data = { keys: matrix(n, 1, 1), values: matrix(n, 1, 2), queries: matrix(n, 1, 3) };
+    for (const kernel of KERNELS) check(simd, data, kernel, bandwidth);
+    const calls = [
+      ...KERNELS.map((kernel) => ({ name: `kernelRegression ${kernel}`, fn: () => simd.kernelRegression({ ...data, kernel, bandwidth }).output.data })),
+      { name: 'leaveOneOut gaussian', fn: () => simd.leaveOneOut({ keys: data.keys, values: data.values, bandwidths: [bandwidth] }).errors },
+    ];
+    const times = await measureInTurns(calls.map(({ fn }) => ({ fn })), { samples: quick ? 3 : 5, sampleMs: 50 });
+    calls.forEach(({ name }, i) => {
+      const rate = (n * n) / (times[i].ms / 1e3);
+      results.push({ name: `${name}, d = 1, n = m = ${n}`, ms: times[i].ms, evaluationsPerSecond: rate });
+      rows.push([`${name}, d = 1, n = m = ${n}`, times[i].ms.toFixed(1), `${(rate / 1e6).toFixed(0)} M/s`]);
+      if (name.endsWith('gaussian')) {
+        goals.push(measured('regressionRate', `${name.split(' ')[0]}, n = ${n}`, rate / RATE_TARGET, `${(rate / 1e6).toFixed(0)} M evaluations/s`));
+      }
+    });
+  }
+  {
+    const n = quick ? 512 : 1024, d = 64, bandwidth = 4;
+    const [q, k, v] = [matrix(n, d, 4), matrix(n, d, 5), matrix(n, d, 6)];
+    const data = { keys: k, values: v, queries: q };
+    const as3d = (x) => ({ data: x.data, shape: [1, n, d] });
+    const sdpa = () => simd.scaledDotProductAttention(as3d(q), as3d(k), as3d(v)).output.data;
+    const regression = (kernel) => () => simd.kernelRegression({ ...data, kernel, bandwidth }).output.data;
+    for (const kernel of ['gaussian', 'boxcar']) check(simd, data, kernel, bandwidth);
+    const [attention, gaussian, boxcar] = await measureInTurns([sdpa, regression('gaussian'), regression('boxcar')].map((fn) => ({ fn })), { samples: quick ? 3 : 5, sampleMs: 50 });
+    const gflops = (ms) => (4 * n * n * d) / (ms * 1e6);
+    for (const [kernel, time] of [['gaussian', gaussian], ['boxcar', boxcar]]) {
+      const ratio = attention.ms / time.ms;
+      results.push({ name: `kernelRegression ${kernel}, d = ${d}, n = m = ${n}`, ms: time.ms, sdpaMs: attention.ms, ratio });
+      rows.push([`kernelRegression ${kernel}, d = ${d}, n = m = ${n} (SDPA's flops)`, time.ms.toFixed(1), `${gflops(time.ms).toFixed(1)} GFLOP/s, ${ratio.toFixed(2)} of SDPA's ${gflops(attention.ms).toFixed(1)}`]);
+      if (kernel === 'gaussian') goals.push(measured('regressionVsAttention', `n = ${n}, d = ${d}`, ratio, `${time.ms.toFixed(1)} ms ÷ SDPA's ${attention.ms.toFixed(1)} ms`));
+    }
+  }
+  const table = {
+    title: 'Kernel regression (Nadaraya-Watson), single thread, wasm relaxed SIMD',
+    header: ['call', 'ms', 'rate'],
+    rows,
+  };
+  return { results, tables: [table], goals };
+}
+
+const section = { name: 'regression', run };
+export default section;
+
+await runAlone(import.meta, section);
