@@ -726,8 +726,8 @@ export interface Attention {
   /** null when `threads` is what the load asked for; otherwise why it is fewer. */
   readonly threadsReason: ThreadsReason | null;
   /**
-   * The micro-kernels: the loops of the matrix products, by element type, loop, tile (rows x
-   * columns) and instruction set, as XNNPACK names its kernels (not the similarity kernels of
+   * The micro-kernels: the loops of the matrix products and of the score modifiers, by element
+   * type, loop, tile (rows x columns) and instruction set, as XNNPACK names its kernels (not the similarity kernels of
    * `kernelRegression`): e.g. 'f32_gemm_panels_2x16__wasmrelaxedsimd_fma'
    * (relaxed SIMD), '__wasmsimd' (SIMD128) or '__scalar'.
    */

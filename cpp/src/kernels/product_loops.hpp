@@ -1,7 +1,8 @@
 #pragma once
 // The loops every matrix product of the core runs in: the fused forward's two over one key block
 // (the scores with each row's max, and the pooling with the online softmax's rescaling), and the
-// GEMM over packed panels (projections, the backward, bmm, the GRU). They are reached through
+// GEMM over packed panels (projections, the backward, bmm, the GRU); and the score modifiers
+// between them (softcap, ALiBi), whose tanh is multiply-adds too. They are reached through
 // the kernel table (kernel_table.hpp), so that the wasm package can put the same code compiled
 // with fused multiply-add (cpp/relaxed) in their place. Header-only for that reason: both
 // compilations include this file. Flat signatures (pointers and integers only, rows as arrays
@@ -95,6 +96,74 @@ inline void gemm_panels(const float* a, Index lda, Index m, Index depth, const f
       }
     }
   }
+}
+
+// The modifiers of four lanes: softcapped, then ALiBi's bias (minus_slope * |distance|), and
+// the softcap's derivative 1 - tanh^2 when asked.
+template <bool kCap, bool kSlope>
+simd::F32x4 modify_lanes(simd::F32x4 x, simd::F32x4 cap, simd::F32x4 inverse_cap,
+                         simd::F32x4 minus_slope, simd::F32x4 distance, simd::F32x4* derivative) {
+  if constexpr (kCap) {
+    const simd::F32x4 tanh = simd::tanh(x * inverse_cap);
+    if (derivative) *derivative = simd::splat(1.0f) - tanh * tanh;
+    x = cap * tanh;
+  }
+  if constexpr (kSlope) x = simd::multiply_add(minus_slope, simd::abs(distance), x);
+  return x;
+}
+
+template <bool kCap, bool kSlope>
+float modify_row(float* s, Index n, float cap, float slope, Index offset, float* derivative) {
+  using simd::F32x4;
+  const F32x4 c = simd::splat(cap), inverse = simd::splat(1.0f / cap);
+  const F32x4 minus_slope = simd::splat(-slope), step = simd::splat(4.0f);
+  // |offset - j| as floats, exact below 2^24; four lanes stepping by 4.
+  F32x4 distance = simd::load(
+      std::array<float, 4>{static_cast<float>(offset), static_cast<float>(offset - 1),
+                           static_cast<float>(offset - 2), static_cast<float>(offset - 3)}
+          .data());
+  F32x4 max = simd::splat(kNegativeInfinity), grad;
+  F32x4* want_grad = kCap && derivative ? &grad : nullptr;
+  Index j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const F32x4 x =
+        modify_lanes<kCap, kSlope>(simd::load(s + j), c, inverse, minus_slope, distance, want_grad);
+    if constexpr (kCap || kSlope) simd::store(s + j, x);
+    if (want_grad) simd::store(derivative + j, grad);
+    max = simd::max(max, x);
+    distance = distance - step;
+  }
+  float result = simd::horizontal_max(max);
+  if (j < n) {  // the tail through one padded vector, so every score takes the same path
+    alignas(16) float tail[4] = {0.0f, 0.0f, 0.0f, 0.0f}, tail_grad[4];
+    std::copy(s + j, s + n, tail);
+    simd::store(tail, modify_lanes<kCap, kSlope>(simd::load(tail), c, inverse, minus_slope,
+                                                 distance, want_grad));
+    if (want_grad) simd::store(tail_grad, grad);
+    for (Index t = 0; t < n - j; ++t) {
+      if constexpr (kCap || kSlope) s[j + t] = tail[t];
+      if (want_grad) derivative[j + t] = tail_grad[t];
+      result = simd::nan_max(result, tail[t]);
+    }
+  }
+  return result;
+}
+
+// The score modifiers of current models in place on s[j], j < n, in the documented order:
+// softcapped when cap > 0 (s <- cap * tanh(s / cap), simd::tanh), then ALiBi's bias when
+// slope != 0 (s <- s - slope * |offset - j|, offset the query's position less the first key's).
+// Returns the max of the result, the row's max in the same pass (a row with neither modifier is
+// only scanned for it). With a softcap and derivative non-null, derivative[j] receives
+// d(capped)/d(s) = 1 - tanh^2, the backward's factor. Here rather than with the row kernels so
+// that the relaxed module compiles it too: the tanh's polynomials are 9 multiply-adds.
+inline float modify_scores(float* s, Index n, float cap, float slope, Index offset,
+                           float* derivative) {
+  if (cap > 0.0f) {
+    return slope != 0.0f ? modify_row<true, true>(s, n, cap, slope, offset, derivative)
+                         : modify_row<true, false>(s, n, cap, slope, offset, derivative);
+  }
+  return slope != 0.0f ? modify_row<false, true>(s, n, cap, slope, offset, derivative)
+                       : modify_row<false, false>(s, n, cap, slope, offset, derivative);
 }
 
 }  // namespace attn::detail

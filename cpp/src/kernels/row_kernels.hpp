@@ -33,14 +33,6 @@ void f32_softmax_row(float* row, Index n);
 // inverse of the denominator.
 float f32_softmax_row(float* row, Index n, float max, float extra = 0.0f);
 
-// The score modifiers in place on s[j], j < n, in the documented order: softcapped when
-// cap > 0 (s <- cap * tanh(s / cap), tanh from simd::tanh), then ALiBi's bias when slope != 0
-// (s <- s - slope * |offset - j|, offset the query's position less the first key's). Returns
-// the max of the result, as f32_row_max would find it, in the same pass. With a softcap and
-// derivative non-null, derivative[j] receives d(capped)/d(s) = 1 - tanh^2, the backward's factor.
-float f32_modify_scores(float* s, Index n, float cap, float slope, Index offset,
-                        float* derivative);
-
 // The softmax's backward for one row, given its weights p[0..n) and, in ds, the gradient dP
 // of the loss with respect to them: returns D = sum_j p_j dP_j and turns ds into the gradient
 // with respect to the scores, dS_j = scale * p_j * (dP_j - D) (scale: the factor the scores

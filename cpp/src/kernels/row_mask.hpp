@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "attn/mask.hpp"
+#include "kernel_table.hpp"
 #include "row_kernels.hpp"
 #include "simd/f32x4.hpp"
 
@@ -157,7 +158,7 @@ class RowMask {
   float apply(float* scores, Index j0, Index count, float* softcap_grad = nullptr) const {
     if (additive_row_ || bool_row_ || padding_row_) {
       if (softcap_ > 0.0f || slope_ != 0.0f) {
-        f32_modify_scores(scores, count, softcap_, slope_, query_ - j0, softcap_grad);
+        kernel_table().modify_scores(scores, count, softcap_, slope_, query_ - j0, softcap_grad);
       }
       for (Index c = 0; c < count; ++c) {
         if (additive_row_) scores[c] += additive_row_[j0 + c];
@@ -172,9 +173,9 @@ class RowMask {
     // outside.
     const Index begin = std::clamp(visible_begin_, j0, j0 + count);
     const Index end = std::clamp(visible_end_, begin, j0 + count);
-    float max =
-        f32_modify_scores(scores + (begin - j0), end - begin, softcap_, slope_, query_ - begin,
-                          softcap_grad ? softcap_grad + (begin - j0) : nullptr);
+    float max = kernel_table().modify_scores(scores + (begin - j0), end - begin, softcap_, slope_,
+                                             query_ - begin,
+                                             softcap_grad ? softcap_grad + (begin - j0) : nullptr);
     std::fill(scores, scores + (begin - j0), fill_);
     std::fill(scores + (end - j0), scores + count, fill_);
     if (softcap_grad) {

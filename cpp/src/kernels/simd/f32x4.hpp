@@ -57,6 +57,10 @@ inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) { return a * b + c; }
 inline F32x4 max(F32x4 a, F32x4 b) { return {wasm_f32x4_pmax(a.v, b.v)}; }
 // min(a, b) = b < a ? b : a, max's mirror: a NaN in `a` survives.
 inline F32x4 min(F32x4 a, F32x4 b) { return {wasm_f32x4_pmin(a.v, b.v)}; }
+// a >= limit ? yes : no, lane by lane (a NaN takes `no`).
+inline F32x4 select_at_least(F32x4 a, F32x4 limit, F32x4 yes, F32x4 no) {
+  return {wasm_v128_bitselect(yes.v, no.v, wasm_f32x4_ge(a.v, limit.v))};
+}
 // For exp: integer add and left shift on the lanes' bits, and rounding to the nearest integer.
 inline F32x4 add_bits(F32x4 a, int32_t k) { return {wasm_i32x4_add(a.v, wasm_i32x4_splat(k))}; }
 template <int kShift>
@@ -129,6 +133,10 @@ inline F32x4 multiply_add(F32x4 a, F32x4 b, F32x4 c) {
 // a < b ? b : a as the wasm backend.
 inline F32x4 max(F32x4 a, F32x4 b) { return {_mm_max_ps(b.v, a.v)}; }
 inline F32x4 min(F32x4 a, F32x4 b) { return {_mm_min_ps(b.v, a.v)}; }
+inline F32x4 select_at_least(F32x4 a, F32x4 limit, F32x4 yes, F32x4 no) {
+  const __m128 mask = _mm_cmpge_ps(a.v, limit.v);
+  return {_mm_or_ps(_mm_and_ps(mask, yes.v), _mm_andnot_ps(mask, no.v))};
+}
 inline F32x4 add_bits(F32x4 a, int32_t k) {
   return {_mm_castsi128_ps(_mm_add_epi32(_mm_castps_si128(a.v), _mm_set1_epi32(k)))};
 }
@@ -220,6 +228,11 @@ inline F32x4 max(F32x4 a, F32x4 b) {
 inline F32x4 min(F32x4 a, F32x4 b) {
   return lanewise(a, b, [](float x, float y) { return y < x ? y : x; });
 }
+inline F32x4 select_at_least(F32x4 a, F32x4 limit, F32x4 yes, F32x4 no) {
+  F32x4 out;
+  for (int i = 0; i < 4; ++i) out.v[i] = a.v[i] >= limit.v[i] ? yes.v[i] : no.v[i];
+  return out;
+}
 inline float lane(F32x4 a, int i) { return a.v[i]; }
 inline F32x4 load_half(const uint16_t* p) {
   F32x4 r;
@@ -291,14 +304,15 @@ inline F32x4 exp_nonpositive(F32x4 x) {
 }
 
 // tanh(x) as a ratio of an odd degree-13 and an even degree-6 polynomial in x, x clamped to
-// +-7.9053 (Eigen's generic_fast_tanh_float coefficients; beyond the clamp the ratio holds
-// 1 - 2.7e-7). Within 6 ulp of tanh everywhere (tests/cpp/test_microkernels.cpp measures it).
-// One division and no exp: a softcap costs a fraction of the softmax's exp per score. NaN stays
-// NaN (min and max keep it). Its error is relative (6 ulp) and up to 3.4e-7 absolute near +-1,
-// where activation_kernels.cpp's tanh, through exp, keeps the 2e-7 absolute bound that the
+// +-7.9053 (Eigen's generic_fast_tanh_float coefficients), and exactly +-1 beyond it, where
+// tanh is within 2.7e-7 of +-1. Within 6 ulp of tanh everywhere (tests/cpp/test_microkernels.cpp
+// measures it). One division and no exp: a softcap costs a fraction of the softmax's exp per score.
+// NaN stays NaN (min and max keep it). Its error is relative (6 ulp) and up to 3.4e-7 absolute near
+// +-1, where activation_kernels.cpp's tanh, through exp, keeps the 2e-7 absolute bound that the
 // recurrent layers' tests hold it to.
 inline F32x4 tanh(F32x4 x) {
-  const F32x4 clamped = max(min(x, splat(7.90531110763549805f)), splat(-7.90531110763549805f));
+  const F32x4 limit = splat(7.90531110763549805f);
+  const F32x4 clamped = max(min(x, limit), splat(-7.90531110763549805f));
   const F32x4 x2 = clamped * clamped;
   F32x4 p = multiply_add(x2, splat(-2.76076847742355e-16f), splat(2.00018790482477e-13f));
   p = multiply_add(x2, p, splat(-8.60467152213735e-11f));
@@ -309,7 +323,10 @@ inline F32x4 tanh(F32x4 x) {
   F32x4 q = multiply_add(x2, splat(1.19825839466702e-06f), splat(1.18534705686654e-04f));
   q = multiply_add(x2, q, splat(2.26843463243900e-03f));
   q = multiply_add(x2, q, splat(4.89352518554385e-03f));
-  return clamped * (p / q);  // p / q first: x * p would underflow for tiny x
+  // p / q first: x * p would underflow for tiny x. Past the clamp exactly +-1: the ratio there
+  // is 1 or 1 - 5 ulp depending on whether the multiply-adds fuse (relaxed SIMD leaves that to
+  // the CPU), and a saturated softcap's derivative 1 - tanh^2 must be 0.
+  return select_at_least(abs(x), limit, copy_sign(splat(1.0f), x), clamped * (p / q));
 }
 #endif
 
