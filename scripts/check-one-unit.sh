@@ -3,7 +3,9 @@
 # unit, syntax only: two file-local names of one namespace in different files (an anonymous
 # namespace's helper and another file's, or two files' constants) fail here, naming both, instead
 # of the day a unity build (batches of 8, CMakeLists.txt) first puts the two files in one batch.
-# Names that clash across translation units are the one-definition-rule stage's (test-native.sh).
+# It also fails on two classes of one name in one namespace in different files, which break the
+# one-definition rule silently (the linker keeps one's inline members for both: Seq2Seq's and the
+# Transformer's EncoderRun did, and only ASan noticed); GCC names both definitions.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 unit=build/one-unit/library.cpp

@@ -2,8 +2,8 @@
 # Builds the core natively and runs its Catch2 suite through CTest: with the SIMD kernels (SSE
 # on x86-64), the kernels' tests with their scalar twins (ATTN_SIMD=OFF), and with the SIMD kernels
 # under AddressSanitizer + UndefinedBehaviorSanitizer (which also replays the fuzz corpus); the
-# thread pool's tests under ThreadSanitizer; the one-definition rule across the library, and its
-# sources as one translation unit (no file-local name twice). Then the README's C++ examples and
+# thread pool's tests under ThreadSanitizer; the library's sources as one translation unit (no
+# name defined twice in one namespace, file-local or not). Then the README's C++ examples and
 # the CMake package test, with a bounded fuzz run beside them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,20 +66,6 @@ thread_sanitized() {
 }
 stage "the thread pool and the parallel kernels under ThreadSanitizer" thread_sanitized
 
-# Two classes of one name in one namespace, in different files, break the one-definition rule
-# silently: the linker keeps one's inline members for both (Seq2Seq's and the Transformer's
-# EncoderRun did, and only ASan noticed). GCC's link-time optimiser compares the types of every
-# translation unit, so the library, compiled with -flto at -O0 and linked whole into a shared
-# object, fails here on such a clash, naming both definitions.
-one_definition_rule() {
-  cmake -S . -B build/native-odr -DCMAKE_CXX_COMPILER=g++ -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 \
-    -DCMAKE_CXX_FLAGS="-flto=auto -fno-fat-lto-objects -fPIC" -DATTN_UNITY_BUILD=OFF \
-    -DATTN_BUILD_TESTS=OFF -DATTN_INSTALL=OFF >/dev/null
-  cmake --build build/native-odr -j2 --target attn
-  g++ -shared -flto=auto -O0 -Werror=odr -Wl,--whole-archive build/native-odr/libattn.a \
-    -Wl,--no-whole-archive -o build/native-odr/libattn-whole.so -lpthread
-}
-stage "one-definition rule: the library linked whole under LTO, -Werror=odr" one_definition_rule
 stage "one namespace, one definition: the library's sources as one translation unit" bash scripts/check-one-unit.sh
 
 # The fuzz run is bounded by time and takes one core: it runs beside the two builds of consumers,

@@ -128,7 +128,7 @@ float modify_row(float* s, Index n, float cap, float slope, Index offset, float*
   for (; j + 4 <= n; j += 4) {
     const F32x4 x =
         modify_lanes<kCap, kSlope>(simd::load(s + j), c, inverse, minus_slope, distance, want_grad);
-    if constexpr (kCap || kSlope) simd::store(s + j, x);
+    simd::store(s + j, x);
     if (want_grad) simd::store(derivative + j, grad);
     max = simd::max(max, x);
     distance = distance - step;
@@ -141,7 +141,7 @@ float modify_row(float* s, Index n, float cap, float slope, Index offset, float*
                                                  distance, want_grad));
     if (want_grad) simd::store(tail_grad, grad);
     for (Index t = 0; t < n - j; ++t) {
-      if constexpr (kCap || kSlope) s[j + t] = tail[t];
+      s[j + t] = tail[t];
       if (want_grad) derivative[j + t] = tail_grad[t];
       result = simd::nan_max(result, tail[t]);
     }
@@ -152,18 +152,18 @@ float modify_row(float* s, Index n, float cap, float slope, Index offset, float*
 // The score modifiers of current models in place on s[j], j < n, in the documented order:
 // softcapped when cap > 0 (s <- cap * tanh(s / cap), simd::tanh), then ALiBi's bias when
 // slope != 0 (s <- s - slope * |offset - j|, offset the query's position less the first key's).
-// Returns the max of the result, the row's max in the same pass (a row with neither modifier is
-// only scanned for it). With a softcap and derivative non-null, derivative[j] receives
-// d(capped)/d(s) = 1 - tanh^2, the backward's factor. Here rather than with the row kernels so
-// that the relaxed module compiles it too: the tanh's polynomials are 9 multiply-adds.
+// At least one of the two must be asked for (a row with neither needs only f32_row_max).
+// Returns the max of the result, the row's max in the same pass. With a softcap and derivative
+// non-null, derivative[j] receives d(capped)/d(s) = 1 - tanh^2, the backward's factor. Here rather
+// than with the row kernels so that the relaxed module compiles it too: the tanh's polynomials are
+// 9 multiply-adds.
 inline float modify_scores(float* s, Index n, float cap, float slope, Index offset,
                            float* derivative) {
   if (cap > 0.0f) {
     return slope != 0.0f ? modify_row<true, true>(s, n, cap, slope, offset, derivative)
                          : modify_row<true, false>(s, n, cap, slope, offset, derivative);
   }
-  return slope != 0.0f ? modify_row<false, true>(s, n, cap, slope, offset, derivative)
-                       : modify_row<false, false>(s, n, cap, slope, offset, derivative);
+  return modify_row<false, true>(s, n, cap, slope, offset, derivative);
 }
 
 }  // namespace attn::detail

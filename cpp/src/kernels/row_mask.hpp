@@ -173,9 +173,11 @@ class RowMask {
     // outside.
     const Index begin = std::clamp(visible_begin_, j0, j0 + count);
     const Index end = std::clamp(visible_end_, begin, j0 + count);
-    float max = kernel_table().modify_scores(scores + (begin - j0), end - begin, softcap_, slope_,
-                                             query_ - begin,
-                                             softcap_grad ? softcap_grad + (begin - j0) : nullptr);
+    float max = softcap_ > 0.0f || slope_ != 0.0f
+                    ? kernel_table().modify_scores(
+                          scores + (begin - j0), end - begin, softcap_, slope_, query_ - begin,
+                          softcap_grad ? softcap_grad + (begin - j0) : nullptr)
+                    : f32_row_max(scores + (begin - j0), end - begin);
     std::fill(scores, scores + (begin - j0), fill_);
     std::fill(scores + (end - j0), scores + count, fill_);
     if (softcap_grad) {
