@@ -143,6 +143,10 @@ export const GOALS = Object.freeze({
     issue: 20, section: 'threads', relation: '≤', target: 1.5,
     what: 'peak wasm heap of attention [1, 32768, 64]: 2 threads ÷ 1',
   },
+  threadsContention: {
+    issue: 32, section: 'contention', relation: '≥', target: 0.9,
+    what: "each threads workload on 'auto' threads beside one busy loop per core: its speed ÷ one thread's",
+  },
   // ---- scaling past this machine (threads/scaling.js) ---------------------------------------------
   scalingAttention: {
     issue: 32, section: 'scaling', relation: '≥', target: 6,

@@ -6,8 +6,9 @@
 //
 // The order matters where sections share a process: the single-thread sections first; long
 // sequences last of them (a peer that fails at n = 32768 may be unusable afterwards); threads
-// (a process per thread count) and engines (the browsers) after every Node section, so that no
-// worker of ours or of a peer runs beside the single-thread timings. peak and long read the sdpa
+// (a process per thread count), contention (busy loops beside our threads) and engines (the
+// browsers) after every Node section, so that no worker of ours or of a peer runs beside the
+// single-thread timings. peak and long read the sdpa
 // section's results from context.earlier.
 import backward from './attention/backward.js';
 import decode from './attention/decode.js';
@@ -20,10 +21,11 @@ import regression from './attention/regression.js';
 import sdpa from './attention/sdpa.js';
 import weights from './attention/weights.js';
 import engines from './engines/engines.js';
+import contention from './threads/contention.js';
 import scaling from './threads/scaling.js';
 import threads from './threads/threads.js';
 import causalLM from './training/causal-lm.js';
 import seq2seq from './training/seq2seq.js';
 import transformer from './training/transformer.js';
 
-export const SECTIONS = [sdpa, mha, backward, masked, modern, regression, weights, decode, peak, seq2seq, transformer, causalLM, long, threads, scaling, engines];
+export const SECTIONS = [sdpa, mha, backward, masked, modern, regression, weights, decode, peak, seq2seq, transformer, causalLM, long, threads, contention, scaling, engines];

@@ -12,6 +12,7 @@
 // pool's synchronisation.
 
 #include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
@@ -584,6 +585,33 @@ TEST_CASE("The pool runs every task exactly once over many tiny regions", "[thre
       if (hits[static_cast<size_t>(t)] != (t < tasks ? 1 : 0)) {
         FAIL("region " << region << " task " << t << " ran " << hits[static_cast<size_t>(t)]
                        << " times");
+      }
+    }
+  }
+}
+
+// More threads than cores (8 on the 2-core machines of CI) and tasks that outlast the caller's
+// spin: the caller sleeps until the workers that joined have left, and workers that wake late
+// (contention, thread_pool.cpp) stay out. Every task must still have run, exactly once, by the
+// time run() returns.
+TEST_CASE("Oversubscribed, with tasks that outlast a spin, run() returns once every task ran",
+          "[threads]") {
+  const ThreadCount count(8);
+  attn::detail::ThreadPool& pool = attn::detail::thread_pool();
+  for (int region = 0; region < 300; ++region) {
+    const Index tasks = region % 11 + 1;
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(tasks));
+    pool.run(tasks, [&](Index t, int) {
+      // Every third region, its last task sleeps past the caller's millisecond of spinning.
+      if (region % 3 == 0 && t == tasks - 1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      }
+      hits[static_cast<size_t>(t)].fetch_add(1);
+    });
+    for (Index t = 0; t < tasks; ++t) {
+      if (hits[static_cast<size_t>(t)].load() != 1) {
+        FAIL("region " << region << " task " << t << " ran " << hits[static_cast<size_t>(t)].load()
+                       << " times by the time run() returned");
       }
     }
   }

@@ -33,6 +33,19 @@ constexpr int kMaxSpins = 1 << 24;  // a bound for a clock that stood still
 constexpr int kSpinsPerCheck = 64;
 constexpr auto kSpinTime = std::chrono::microseconds(1000);
 
+// Contention: more runnable threads than cores, because other work keeps the cores busy or
+// because the pool has more threads than the machine has cores (WebKit rounds the core count
+// up for privacy: 4 on 2 cores). A thread then waits for a core after it is woken, or loses it in
+// the middle of a spin, for a scheduler's time slice: milliseconds, past kLate, where a spin's
+// clock checks are microseconds apart and a futex wakes a sleeping thread within tens to
+// hundreds of them. Every spin then takes a core from a thread that has work: so for kCalm
+// after the last sign of it, nobody spins. Waiting threads sleep at once, which leaves the
+// cores to the threads with tasks, and a worker that wakes late finds its region closed and
+// stays out: the caller and the workers that did get a core share the tasks. (Measured on 2
+// cores, docs/threads.md: 4 threads ran the backward at 0.68 of one thread's speed, 0.95 so.)
+constexpr auto kLate = std::chrono::milliseconds(1);
+constexpr auto kCalm = std::chrono::milliseconds(50);
+
 // One spin: tells the processor this is a wait loop (it yields the core's resources to its
 // sibling hyper-thread, and saves power); wasm has no such instruction.
 inline void pause() {
@@ -41,18 +54,6 @@ inline void pause() {
 #elif defined(__aarch64__)
   asm volatile("yield");
 #endif
-}
-
-// Spins until done() or the spin time has passed; returns done().
-template <typename Done>
-bool spin_until(Done done) {
-  const auto until = std::chrono::steady_clock::now() + kSpinTime;
-  for (int spin = 1; spin <= kMaxSpins; ++spin) {
-    if (done()) return true;
-    pause();
-    if (spin % kSpinsPerCheck == 0 && std::chrono::steady_clock::now() >= until) break;
-  }
-  return done();
 }
 
 std::mutex pool_mutex;
@@ -72,6 +73,32 @@ void replace_pool(std::unique_ptr<ThreadPool> next) {
 }  // namespace
 
 thread_local bool ThreadPool::inside_region_ = false;
+
+bool ThreadPool::contended(Clock::time_point now) const {
+  return now.time_since_epoch().count() < calm_at_.load(std::memory_order_relaxed);
+}
+
+void ThreadPool::note_contention(Clock::time_point now) {
+  calm_at_.store((now + kCalm).time_since_epoch().count(), std::memory_order_relaxed);
+}
+
+template <typename Done>
+bool ThreadPool::spin_until(Done done) {
+  auto last = Clock::now();
+  if (contended(last)) return done();
+  const auto until = last + kSpinTime;
+  for (int spin = 1; spin <= kMaxSpins; ++spin) {
+    if (done()) return true;
+    pause();
+    if (spin % kSpinsPerCheck == 0) {
+      const auto now = Clock::now();
+      if (now - last > kLate) note_contention(now);  // this thread lost its core mid-spin
+      if (now >= until || contended(now)) break;
+      last = now;
+    }
+  }
+  return done();
+}
 
 ThreadPool::ThreadPool(int threads) {
   workers_.reserve(static_cast<size_t>(threads - 1));
@@ -119,17 +146,24 @@ void ThreadPool::run_region(Index count, void* context, Trampoline call) {
     count_ = count;
     next_.store(0, std::memory_order_relaxed);
     slots_.store(0, std::memory_order_relaxed);
+    published_at_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_release);
     open_.store(true);
   }
   wake_.notify_all();
   claim_tasks();
   // Every task is claimed; the tasks of the workers that joined end when they leave. The caller
-  // waits as a worker does: spinning first (the last tasks are usually short), then yielding.
+  // waits as a worker does: spinning first (the last tasks are usually short), then sleeping.
   open_.store(false);
   const auto left = [this] { return joined_.load() == 0; };
   if (!spin_until(left)) {
-    while (!left()) std::this_thread::yield();
+    // The last worker out wakes the caller when it sees caller_waits_ (both sequentially
+    // consistent, as open_ and joined_ above); it notifies under the mutex, so not between the
+    // caller's test of left() and its wait.
+    std::unique_lock<std::mutex> lock(mutex_);
+    caller_waits_.store(true);
+    left_.wait(lock, left);
+    caller_waits_.store(false);
   }
 }
 
@@ -148,11 +182,18 @@ void ThreadPool::work() {
     if (open_.load()) {
       // The open region is the latest: the next cannot be published while this thread is in.
       seen = generation_.load(std::memory_order_acquire);
+      const auto now = Clock::now();
+      const Clock::time_point published_at{
+          Clock::duration(published_at_.load(std::memory_order_relaxed))};
+      if (now - published_at > kLate) note_contention(now);  // woken, then kept from a core
       claim_tasks();
     } else {
       seen = published;  // closed before this thread came: nothing left to do in it
     }
-    joined_.fetch_sub(1);
+    if (joined_.fetch_sub(1) == 1 && caller_waits_.load()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      left_.notify_one();
+    }
   }
 }
 

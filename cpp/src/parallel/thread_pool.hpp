@@ -1,7 +1,8 @@
 #pragma once
 // The core's one thread pool: created when the thread count is set (attn/threads.hpp), never per
 // call. A parallel region hands out tasks 0 .. count - 1 from a shared counter; the calling
-// thread takes part, workers spin briefly for the next region and then sleep. Splits partition
+// thread takes part, workers spin briefly for the next region and then sleep (at once while the
+// cores are contended: thread_pool.cpp). Splits partition
 // the outputs and never depend on which thread runs a task, so results are the same bits for
 // every thread count. Inside a region nothing may throw (arguments are checked before the
 // fork) and nothing should allocate (scratch is sized per thread before it).
@@ -96,6 +97,15 @@ class ThreadPool {
   }
   void work();
   void claim_tasks();
+  using Clock = std::chrono::steady_clock;
+  // Whether the cores were seen contended lately (thread_pool.cpp says how and for how long),
+  // and noting that they are: nobody spins meanwhile.
+  bool contended(Clock::time_point now) const;
+  void note_contention(Clock::time_point now);
+  // Spins until done() or about a millisecond has passed (at once when contended); returns
+  // done().
+  template <typename Done>
+  bool spin_until(Done done);
 
   std::vector<std::thread> workers_;
   // The current region: published under mutex_ with a new generation, then opened; read by the
@@ -111,9 +121,15 @@ class ThreadPool {
   alignas(kCacheLine) std::atomic<bool> open_{false};        // workers may join the region
   alignas(kCacheLine) std::atomic<uint64_t> generation_{0};  // bumped once per region
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> caller_waits_{false};  // the caller sleeps on left_ until joined_ is 0
+  // When the region was published, and until when the cores count as contended, in ticks of
+  // Clock: written once per region, read once per join or spin check.
+  std::atomic<Clock::rep> published_at_{0};
+  std::atomic<Clock::rep> calm_at_{0};
   std::mutex region_mutex_;  // held by the thread whose region runs
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable left_;
   PoolTrace* trace_ = nullptr;  // set in a simulated pool only
   int simulated_threads_ = 1;
   static thread_local bool inside_region_;
