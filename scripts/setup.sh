@@ -9,11 +9,13 @@ cd "$(dirname "$0")/.."
 # ASan, UBSan) for the sanitizer and fuzz runs; emscripten for the wasm build, and clang-16 with
 # lld-16 for its relaxed-SIMD module (cmake/relaxed.cmake: emscripten's LLVM 14 cannot emit
 # relaxed SIMD); chromium and firefox-esr for the browser tests, which drive both through
-# puppeteer-core (tests/e2e/browser.js). (PyTorch itself is needed only to regenerate the
-# fixtures: see scripts/fixtures.) gdb prints the threads of a ThreadSanitizer run that hangs
+# puppeteer-core (tests/e2e/browser.js), and webkit2gtk-driver (WebKitWebDriver, which brings
+# WebKitGTK and its MiniBrowser) with xvfb (their X display) for the WebKit runs
+# (tests/e2e/webkit.js). (PyTorch itself is needed only to regenerate the fixtures: see
+# scripts/fixtures.) gdb prints the threads of a ThreadSanitizer run that hangs
 # (scripts/test-native.sh).
 packages=(cmake g++ make libeigen3-dev catch2 nlohmann-json3-dev clang libclang-rt-14-dev emscripten
-  clang-16 lld-16 chromium firefox-esr gdb)
+  clang-16 lld-16 chromium firefox-esr webkit2gtk-driver xvfb gdb)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm test`: everything, on a fresh machine too — native Catch2 suite, the three wasm builds, the
-# JS tests against the packed package, and the browser tests in headless Chromium and Firefox ESR.
+# JS tests against the packed package, and the browser tests in Chromium, Firefox ESR and WebKit.
 # It ends with the seconds each stage took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,6 @@ stage "native tests (Catch2 via CTest)" bash scripts/test-native.sh
 stage "build: wasm (SIMD + scalar) and the page" bash scripts/build.sh
 stage "micro-kernel tests in the SIMD wasm build, plain and relaxed (Catch2 under node)" bash scripts/test-wasm-microkernels.sh
 stage "JS tests (node:test, against the npm pack tarball)" bash scripts/test-js.sh
-stage "browser tests (headless Chromium and Firefox ESR)" bash scripts/test-e2e.sh
+stage "browser tests (Chromium, Firefox ESR and WebKit)" bash scripts/test-e2e.sh
 echo "== npm test passed in $SECONDS s:"
 stage_times

@@ -2,19 +2,25 @@
 // worker), in every engine of browser.js against the built site in build/site/.
 // Most runs use ?bench.n=64,128 (two small sizes) for speed; the screenshots' test runs the default
 // configuration once, and writes what it measured to build/screenshots/bench.json
-// (Firefox's to firefox-bench.json).
+// (Firefox's to firefox-bench.json, WebKit's to webkit-bench.json).
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
-import { ENGINES } from './browser.js';
+import { ENGINES, relaxedSimd } from './browser.js';
 import { DESKTOP, PHONE, useBuiltSite } from './site.js';
 
 const SMALL = 'bench.n=64,128';
-// Chromium 156 and Firefox ESR 153 both validate relaxed SIMD by default: the SIMD row has fused
-// multiply-add, and a row without it.
+// Where the engine validates relaxed SIMD (browser.js: Chromium and Firefox), the SIMD row has
+// fused multiply-add, and a row without it (simd128); in WebKit SIMD128 is all there is, so that
+// row and its ratio are left out.
 // The site is served cross-origin isolated on a machine with more than one core: a threads row.
-const RUNNERS = ['simd', 'simd128', 'threads', 'scalar', 'js', 'causal', 'quarter'];
+const ALL_RUNNERS = ['simd', 'simd128', 'threads', 'scalar', 'js', 'causal', 'quarter'];
+const runnersIn = (engine) => ALL_RUNNERS.filter((runner) => runner !== 'simd128' || relaxedSimd(engine));
 const RATIOS = ['threads/simd', 'simd/simd128', 'simd/scalar', 'simd/js', 'causal/simd', 'quarter/simd'];
+const LABELS = {
+  simd: 'wasm SIMD', simd128: 'SIMD, no FMA', threads: 'SIMD, all threads', scalar: 'wasm scalar', js: 'plain JS',
+  causal: 'SIMD, causal', quarter: 'SIMD, valid n/4',
+};
 const DECODE_SIZES = ['256', '1024', '4096'];
 
 const benchState = (page) => page.$eval('#benchmark', (s) => s.dataset.benchState);
@@ -74,6 +80,7 @@ function assertDecode({ rows, maxDiffs }) {
 for (const engine of ENGINES) describe(`section 8: the benchmark (${engine})`, () => {
   const site = useBuiltSite(engine, { hash: '#benchmark' });
   const { open } = site;
+  const RUNNERS = runnersIn(engine);
 
   test('renders its explanation and controls, and keeps d in the URL', async () => {
     const { page, errors } = await open('?bench.d=32');
@@ -145,15 +152,17 @@ for (const engine of ENGINES) describe(`section 8: the benchmark (${engine})`, (
       assert.deepEqual(Object.keys(gflops[runner]), ['64', '128'], `${runner}: both sizes measured`);
       for (const g of Object.values(gflops[runner])) assert.ok(g > 0 && Number.isFinite(g), `${runner}: ${g} GFLOP/s`);
     }
-    assert.deepEqual(Object.keys(ratios), RATIOS);
-    for (const name of RATIOS) {
+    // A ratio row for each pair of runners the engine has both of.
+    const pairs = RATIOS.filter((name) => name.split('/').every((runner) => RUNNERS.includes(runner)));
+    assert.deepEqual(Object.keys(ratios), pairs);
+    for (const name of pairs) {
       assert.equal(ratios[name].length, 2);
       for (const r of ratios[name]) assert.ok(r > 0 && Number.isFinite(r), `${name}: ${r}`);
     }
     // The worker checks every runner's output on three rows against plain JS in double precision,
     // over the keys each row sees.
     const diffs = await page.$$eval('#benchmark [data-plot="bench-table"] td[data-max-diff]', (tds) => tds.map((td) => Number(td.dataset.maxDiff)));
-    assert.equal(diffs.length, 14);
+    assert.equal(diffs.length, 2 * RUNNERS.length);
     for (const diff of diffs) assert.ok(diff < 1e-4, `outputs differ by ${diff}`);
     assert.match(await page.textContent('#benchmark .bench-status'), /Every output agrees with plain JS in double precision/);
     // The page is isolated, so the clock is fine and the samples keep their usual 30 ms (threads.test.js).
@@ -163,9 +172,9 @@ for (const engine of ENGINES) describe(`section 8: the benchmark (${engine})`, (
     assert.equal(await page.$eval('#benchmark progress', (p) => p.value === p.max), true);
     // The chart: one line and one end label per runner.
     assert.ok(await page.$('[data-plot="bench-chart"] svg'), 'chart drawn');
-    assert.equal(await page.$$eval('[data-plot="bench-chart"] g[aria-label="line"]', (g) => g.length), 7);
+    assert.equal(await page.$$eval('[data-plot="bench-chart"] g[aria-label="line"]', (g) => g.length), RUNNERS.length);
     const labels = await page.$$eval('[data-plot="bench-chart"] g[aria-label="text"] text', (x) => x.map((e) => e.textContent));
-    assert.deepEqual(labels.sort(), ['SIMD, all threads', 'SIMD, causal', 'SIMD, no FMA', 'SIMD, valid n/4', 'plain JS', 'wasm SIMD', 'wasm scalar']);
+    assert.deepEqual(labels.sort(), RUNNERS.map((runner) => LABELS[runner]).sort());
     assertDecode(await readDecode(page));
     assert.match(await page.textContent('#benchmark .bench-status'), /Decoding one token against 4096 cached positions/);
     assert.match(await page.textContent('#benchmark .bench-status'), /in your browser/);
@@ -174,10 +183,12 @@ for (const engine of ENGINES) describe(`section 8: the benchmark (${engine})`, (
     // Responsive: frames kept coming during the run, never a second apart (a run on the main
     // thread would stop them for many seconds). Not tighter: the threads row occupies every core,
     // so on a 2-core machine the page's frames wait on the OS scheduler (467 ms seen on a quiet
-    // run, 533 ms beside another build).
+    // run, 533 ms beside another build). WebKit's frames stop longest while the worker loads its
+    // builds, whose workers it starts and whose modules it compiles beside the page (0.6-2.4 s
+    // seen on 2 cores, 0.93-1.14 s on an idle run): 2.5 s there.
     t.diagnostic(`run took ${elapsed} ms; ${frames.count} frames (${framesMid} by the slider check), longest gap ${frames.maxGap.toFixed(0)} ms; ${progressUpdates} progress updates`);
     assert.ok(frames.count >= 10, `only ${frames.count} animation frames during a ${elapsed} ms run`);
-    assert.ok(frames.maxGap < 1000, `the page froze for ${frames.maxGap.toFixed(0)} ms`);
+    assert.ok(frames.maxGap < (engine === 'webkit' ? 2500 : 1000), `the page froze for ${frames.maxGap.toFixed(0)} ms`);
     assert.deepEqual(errors, []);
     await page.close();
   });

@@ -1,7 +1,7 @@
 // The package as users get it, through every bundler they may pick: one project depending on the
 // packed tarball (packed and installed once) is bundled by Vite, webpack, Rollup and esbuild
 // (tests/e2e/bundlers/, one file each, all from the one app in tests/e2e/consumer-app/), and
-// each result (bundled once) runs in every engine of browser.js (headless Chromium and Firefox)
+// each result (bundled once) runs in every engine of browser.js (Chromium, Firefox and WebKit)
 // under a strict CSP, served cross-origin isolated (the threaded SIMD build and its workers) and
 // not (one thread). Numbers are checked against a double-precision reference computed here; the
 // bundlers must print no warning. Every file the package loads is fetched in one of the two runs

@@ -14,7 +14,8 @@ export const DESKTOP = { width: 1280, height: 900 };
 export const PHONE = { width: 390, height: 844 };
 
 // Where a file the tests write for review goes: Chromium's under its plain name, as before there
-// were two engines, and another engine's beside it under the engine's name (firefox-desktop-qkv.png).
+// were two engines, and another engine's beside it under the engine's name
+// (firefox-desktop-qkv.png, webkit-desktop-qkv.png).
 export const shotPath = (engine, name) => `${SHOTS}${engine === 'chromium' ? '' : `${engine}-`}${name}`;
 
 // Registers the suite's before/after hooks (call it inside the engine's describe); returns

@@ -42,8 +42,8 @@ for (const engine of ENGINES) describe(`the page on threads (${engine})`, () => 
     assert.ok(threads > 1, 'this machine has more than one core');
     assert.equal(await page.getAttribute('#threads', 'data-reason'), '');
     assert.equal(await page.textContent('#threads'), `${threads} threads`);
-    // Isolated, the clock is fine (5 µs in Chromium 156, 20 µs in Firefox ESR 153): the page's
-    // usual two decimals stand (see the last test).
+    // Isolated, the clock is fine (5 µs in Chromium 156, 20 µs in Firefox ESR 153 and WebKitGTK
+    // 2.50): the page's usual two decimals stand (see the last test).
     const clockMs = Number(await page.getAttribute('#qkv', 'data-clock-ms'));
     assert.ok(clockMs <= 0.02, `clock step ${clockMs} ms`);
 
@@ -69,10 +69,11 @@ for (const engine of ENGINES) describe(`the page on threads (${engine})`, () => 
     await page.close();
   });
 
-  // Without cross-origin isolation both engines coarsen performance.now() (measured: Chromium
-  // 156 to 0.1 ms, Firefox ESR 153 to whole milliseconds, against 5 and 20 µs isolated), so the
-  // page shows its times no finer than its clock (web/shared/clock.js) and the benchmark lengthens
-  // its samples to 100 steps of it where that is longer than its usual 30 ms (Firefox's 100 ms).
+  // Without cross-origin isolation the engines coarsen performance.now() (measured: Chromium 156
+  // to 0.1 ms, Firefox ESR 153 and WebKitGTK 2.50 to whole milliseconds, against 5 and 20 µs
+  // isolated), so the page shows its times no finer than its clock (web/shared/clock.js) and the
+  // benchmark lengthens its samples to 100 steps of it where that is longer than its usual 30 ms
+  // (Firefox's and WebKit's 100 ms).
   test('served without them: times shown no finer than the clock, benchmark samples long enough for it', async (t) => {
     const { page, errors } = await plain.open('?bench.n=16');
     const clockMs = Number(await page.getAttribute('#qkv', 'data-clock-ms'));

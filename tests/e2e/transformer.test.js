@@ -4,8 +4,8 @@
 // scripts/train-page-model.js --kind transformer) must translate d2l's examples at once and show
 // every head of every block; trained from scratch it reaches held-out BLEU 0.8 within 60 s of
 // training (the curve goes to build/screenshots/transformer.json), with the last Bahdanau run of
-// section 5 on the same page drawn beside its own. Firefox's figures and screenshots land beside
-// Chromium's, named firefox-*.
+// section 5 on the same page drawn beside its own. Firefox's and WebKit's figures and screenshots
+// land beside Chromium's, named firefox-* and webkit-*.
 import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';

@@ -34,6 +34,34 @@ function showThreads(element, attn) {
   element.dataset.reason = attn.threadsReason ?? '';
 }
 
+// The section a link (#id) points at, kept at the top of the window while the sections above it
+// finish drawing (their plots and fonts arrive after the browser's own jump, which comes before
+// the sections are built at all). Chromium and Firefox hold it there by scroll anchoring once
+// the page has jumped again; WebKit has none, and landed 200-550 px off. Let go at the first
+// scroll the page did not make (the reader's, or the anchoring's), or after HOLD_MS.
+const HOLD_MS = 5000;
+function holdLinkTarget(target) {
+  if (!target) return;
+  let held; // the scroll position the page last set
+  const hold = () => {
+    target.scrollIntoView();
+    held = scrollY;
+  };
+  const observer = new ResizeObserver(hold);
+  const release = () => {
+    observer.disconnect();
+    removeEventListener('scroll', scrolled);
+    clearTimeout(timer);
+  };
+  const scrolled = () => {
+    if (Math.abs(scrollY - held) > 1) release();
+  };
+  const timer = setTimeout(release, HOLD_MS);
+  hold();
+  observer.observe(document.body);
+  addEventListener('scroll', scrolled, { passive: true });
+}
+
 async function start() {
   const backend = document.getElementById('backend');
   const t0 = performance.now();
@@ -58,8 +86,7 @@ async function start() {
   });
   document.body.dataset.ready = 'true';
 
-  // Content is built after the browser's own jump to #section, so jump again.
-  if (location.hash) document.getElementById(location.hash.slice(1))?.scrollIntoView();
+  holdLinkTarget(location.hash && document.getElementById(location.hash.slice(1)));
 
   let lastWidth = document.documentElement.clientWidth;
   let frame = 0;

@@ -1,20 +1,22 @@
-// Firefox (SpiderMonkey) against Chromium (V8) on the same machine, in one run: the 2x16 GEMM
-// micro-kernel loop (SIMD128 and relaxed SIMD) and the fused attention through the package (one
-// thread, relaxed SIMD on and off, n = 512 and 1024, d = 64), each in a small page
-// (engines/page.js) served from the repository's root and opened in both headless browsers of
-// the e2e tests (tests/e2e/browser.js). The samples are taken in turns, Chromium then Firefox,
-// runner after runner, round after round (every other one backwards), so that the other work of
-// a shared machine falls on both engines and every runner alike; the figures are medians, the
-// ratios Firefox ÷ Chromium of those medians.
+// Firefox (SpiderMonkey) and WebKit (JavaScriptCore) against Chromium (V8) on the same machine,
+// in one run: the 2x16 GEMM micro-kernel loop (SIMD128 and relaxed SIMD) and the fused attention
+// through the package (one thread, relaxed SIMD on and off, n = 512 and 1024, d = 64), each in a
+// small page (engines/page.js) served from the repository's root and opened in the browsers of
+// the e2e tests (tests/e2e/browser.js). WebKit does not validate relaxed SIMD (browser.js), so
+// its runs are the SIMD128 ones. The samples are taken in turns, engine after engine, runner
+// after runner, round after round (every other one backwards), so that the other work of a
+// shared machine falls on every engine and runner alike; the figures are medians, the ratios an
+// engine's speed ÷ Chromium's (Chromium's median time ÷ the engine's).
 // The fused forward is also timed in parts, outside the package: one step of it (64 queries
 // against a block of 128 keys) and its score loop, softmax step and pooling loop alone
 // (cpp/bench/attention_block_module.cpp), to tell which part an engine runs slower.
 // Alone (after `npm run build:wasm`): `node scripts/bench/engines/engines.js [--quick]
-// [--variants] [--samples N] [--only REGEX] [--baseline DIR] [--firefox-pref NAME=VALUE ...]`
-// (the options are in `section.options` below); `npm run bench` runs it as a section.
+// [--variants] [--samples N] [--only REGEX] [--engines LIST] [--baseline DIR]
+// [--firefox-pref NAME=VALUE ...]` (the options are in `section.options` below); `npm run bench`
+// runs it as a section.
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { launchBrowser, watchErrors } from '../../../tests/e2e/browser.js';
+import { launchBrowser, relaxedSimd, watchErrors } from '../../../tests/e2e/browser.js';
 import { median } from '../../../web/shared/timing.js';
 import { serve } from '../../serve.js';
 import { measured } from '../goals.js';
@@ -22,7 +24,8 @@ import { buildBenchTarget } from '../shared/microkernel.js';
 import { runAlone } from '../shared/standalone.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-const ENGINES = ['chromium', 'firefox'];
+const ENGINES = ['chromium', 'firefox', 'webkit'];
+const NAMES = { chromium: 'Chromium', firefox: 'Firefox', webkit: 'WebKit' };
 const D = 64;
 const SAMPLE_MS = 100;
 
@@ -50,10 +53,13 @@ const baselineOf = (runners, dir) => runners.filter(({ spec }) => spec.kind === 
     spec: spec.kind === 'sdpa' ? { ...spec, dist: `/${dir}/dist` } : { ...spec, module: `/${dir}/attention_block_simd128.wasm` },
   }));
 
-// Opens the page in every engine: { engine, page, version, errors, close }.
-async function openEngines(base, firefoxPrefs) {
+// Whether `engine` runs `spec`: a relaxed-SIMD runner needs an engine that validates it.
+const runsIn = (spec, engine) => relaxedSimd(engine) || !(spec.build === 'relaxed' || spec.relaxed);
+
+// Opens the page in each of `engines`: { engine, page, version, errors, close }.
+async function openEngines(base, engines, firefoxPrefs) {
   const opened = [];
-  for (const engine of ENGINES) {
+  for (const engine of engines) {
     const browser = await launchBrowser(engine, engine === 'firefox' ? { extraPrefsFirefox: firefoxPrefs } : {});
     const page = await browser.newPage();
     const errors = watchErrors(page);
@@ -66,27 +72,31 @@ async function openEngines(base, firefoxPrefs) {
 }
 
 /**
- * Times `runners` ({ id, spec }) in both engines: per runner and engine { id, engine, ms, gflops }
- * (medians of `samples`), with the machine's load average before and after.
+ * Times `runners` ({ id, spec }) in `engines` (Chromium first): per runner and engine that runs it
+ * { id, engine, ms, gflops } (medians of `samples`), with the machine's load average before and
+ * after.
  */
-async function measure(runners, { samples, firefoxPrefs }) {
+async function measure(runners, { engines: names, samples, firefoxPrefs }) {
   const server = await serve(ROOT);
-  const engines = await openEngines(`http://127.0.0.1:${server.address().port}/`, firefoxPrefs);
+  const engines = await openEngines(`http://127.0.0.1:${server.address().port}/`, names, firefoxPrefs);
   const load = { before: loadavg() };
+  const pairs = (runner) => engines.filter(({ engine }) => runsIn(runner.spec, engine));
   try {
     const flops = new Map();
-    for (const { id, spec } of runners) {
-      for (const { page } of engines) {
+    for (const runner of runners) {
+      for (const { page } of pairs(runner)) {
+        const { id, spec } = runner;
         const { flops: f } = await page.evaluate((a) => window.engineBench.prepare(a.id, a.spec, a.sampleMs), { id, spec, sampleMs: SAMPLE_MS });
         flops.set(id, f);
       }
     }
-    const times = new Map(runners.flatMap(({ id }) => ENGINES.map((e) => [`${id}|${e}`, []])));
+    const times = new Map();
     for (let s = 0; s < samples; s++) {
       // Every other round backwards, so that no runner always follows the same one.
-      for (const { id } of s % 2 ? [...runners].reverse() : runners) {
-        for (const { engine, page } of engines) {
-          times.get(`${id}|${engine}`).push(await page.evaluate((i) => window.engineBench.sample(i), id));
+      for (const runner of s % 2 ? [...runners].reverse() : runners) {
+        for (const { engine, page } of pairs(runner)) {
+          const key = `${runner.id}|${engine}`;
+          times.set(key, [...(times.get(key) ?? []), await page.evaluate((i) => window.engineBench.sample(i), runner.id)]);
         }
       }
     }
@@ -94,9 +104,9 @@ async function measure(runners, { samples, firefoxPrefs }) {
     for (const { engine, errors } of engines) {
       if (errors.length) throw new Error(`${engine}: errors in the page: ${errors.join(' | ')}`);
     }
-    const results = runners.flatMap(({ id }) => ENGINES.map((engine) => {
-      const ms = median(times.get(`${id}|${engine}`));
-      return { id, engine, ms, gflops: flops.get(id) / ms / 1e6 };
+    const results = runners.flatMap((runner) => pairs(runner).map(({ engine }) => {
+      const ms = median(times.get(`${runner.id}|${engine}`));
+      return { id: runner.id, engine, ms, gflops: flops.get(runner.id) / ms / 1e6 };
     }));
     return { results, load, versions: Object.fromEntries(engines.map((e) => [e.engine, e.version])) };
   } finally {
@@ -106,44 +116,58 @@ async function measure(runners, { samples, firefoxPrefs }) {
 }
 
 /** Measures the runners the options select: { results, tables, notes, goals } like every section. */
-async function runEngines({ quick, variants: withVariants, firefoxPrefs = {}, baseline, only, samples: asked }) {
+async function runEngines({ quick, variants: withVariants, firefoxPrefs = {}, baseline, only, samples: asked, engines = ENGINES }) {
   buildBenchTarget('microkernel_simd128');
   buildBenchTarget('relaxed_microkernel');
   buildBenchTarget('attention_block_simd128');
   const ours = [...microkernels, ...(withVariants ? variants : []), ...blockParts, ...attention(quick ? [512] : [512, 1024])];
   const runners = (baseline ? [...ours, ...baselineOf(ours, baseline)] : ours).filter(({ id }) => !only || only.test(id));
   const samples = asked ?? (quick ? 7 : 15);
-  const { results, load, versions } = await measure(runners, { samples, firefoxPrefs });
+  const { results, load, versions } = await measure(runners, { engines, samples, firefoxPrefs });
   const at = (id, engine) => results.find((r) => r.id === id && r.engine === engine);
-  // Firefox's speed over Chromium's: the GFLOP/s ratio, and the same for a part without flops.
-  const ratio = (id) => at(id, 'chromium').ms / at(id, 'firefox').ms;
-  const gflops = (r) => (r.gflops ? r.gflops.toFixed(1) : '—');
+  // An engine's speed over Chromium's (the GFLOP/s ratio, and the same for a part without flops);
+  // null where the engine does not run the runner.
+  const ratio = (id, engine) => (at(id, engine) ? at(id, 'chromium').ms / at(id, engine).ms : null);
+  const others = engines.filter((engine) => engine !== 'chromium');
+  const cell = (value, format) => (value === null || value === undefined ? '—' : format(value));
   const table = {
-    title: `Firefox against Chromium, one thread: ms per call and GFLOP/s (medians of ${samples} samples taken in turns)`,
-    header: ['runner', 'Chromium ms', 'Firefox ms', 'Chromium GFLOP/s', 'Firefox GFLOP/s', 'Firefox ÷ Chromium'],
-    rows: runners.map(({ id }) => {
-      const [c, f] = [at(id, 'chromium'), at(id, 'firefox')];
-      return [id, c.ms.toFixed(3), f.ms.toFixed(3), gflops(c), gflops(f), ratio(id).toFixed(2)];
-    }),
+    title: `${others.map((e) => NAMES[e]).join(' and ')} against Chromium, one thread: ms per call and GFLOP/s (medians of ${samples} samples taken in turns; — where the engine has no relaxed SIMD)`,
+    header: ['runner', ...engines.map((e) => `${NAMES[e]} ms`), ...engines.map((e) => `${NAMES[e]} GFLOP/s`),
+      ...others.map((e) => `${NAMES[e]} ÷ Chromium`)],
+    rows: runners.map(({ id }) => [id,
+      ...engines.map((e) => cell(at(id, e)?.ms, (ms) => ms.toFixed(3))),
+      ...engines.map((e) => cell(at(id, e)?.gflops, (g) => (g ? g.toFixed(1) : '—'))),
+      ...others.map((e) => cell(ratio(id, e), (r) => r.toFixed(2)))]),
   };
   const fmtLoad = (l) => l.map((x) => x.toFixed(2)).join(', ');
   const notes = [...Object.entries(versions).map(([e, v]) => `${e}: ${v}`),
     `load average (1, 5, 15 min) before: ${fmtLoad(load.before)}; after: ${fmtLoad(load.after)}`];
-  const goals = runners.filter(({ id }) => id.startsWith('SDPA')).map(({ id }) => measured('firefoxVsChromium', id.replace(/^SDPA /, ''), ratio(id)));
+  const GOAL = { firefox: 'firefoxVsChromium', webkit: 'webkitVsChromium' };
+  const goals = others.flatMap((engine) => runners
+    .filter(({ id, spec }) => id.startsWith('SDPA') && !id.endsWith('(baseline)') && runsIn(spec, engine))
+    .map(({ id }) => measured(GOAL[engine], id.replace(/^SDPA /, ''), ratio(id, engine))));
   return { results: { results, load, versions, samples, firefoxPrefs }, tables: [table], notes, goals };
 }
 
 // --firefox-pref NAME=VALUE (repeatable): a preference for Firefox, e.g. one of its wasm JIT's
 // javascript.options.wasm_* switches, to see what it changes, its value a boolean, a number or a
 // string. --baseline DIR: see baselineOf. --only REGEX: the runners whose name matches.
-// --samples N: rounds of samples. --variants: see variants.
+// --samples N: rounds of samples. --variants: see variants. --engines LIST: a comma-separated
+// list of Chromium (always included: the ratios' denominator), firefox and webkit.
+function readEngines(list) {
+  const asked = list.split(',');
+  for (const engine of asked) {
+    if (!ENGINES.includes(engine)) throw new RangeError(`--engines: expected names among ${ENGINES}, got ${engine}`);
+  }
+  return ENGINES.filter((engine) => engine === 'chromium' || asked.includes(engine));
+}
 const prefValue = (v) => (v === 'true' || v === 'false' ? v === 'true' : Number.isNaN(Number(v)) ? v : Number(v));
 
 const section = {
   name: 'engines',
   options: {
     variants: { type: 'boolean' }, baseline: { type: 'string' }, only: { type: 'string' }, samples: { type: 'string' },
-    'firefox-pref': { type: 'string', multiple: true },
+    'firefox-pref': { type: 'string', multiple: true }, engines: { type: 'string' },
   },
   run: ({ quick, options }) => runEngines({
     quick,
@@ -155,6 +179,7 @@ const section = {
     baseline: options.baseline?.replace(/\/$/, ''),
     only: options.only && new RegExp(options.only),
     samples: options.samples && Number(options.samples),
+    engines: options.engines && readEngines(options.engines),
   }),
 };
 export default section;

@@ -2,7 +2,7 @@
 // micro-kernel loop (cpp/bench/microkernel_module.cpp, built with SIMD128 by emcc and with relaxed
 // SIMD by clang-16) and the fused attention through the package (dist/), one thread, relaxed SIMD
 // on and off. The driver asks for a runner once (prepare: built, checked, warmed up, its calls per
-// sample fixed), then for its samples in turns with the other browser's.
+// sample fixed), then for its samples in turns with the other browsers'.
 import { plainJsAttention } from '/web/shared/plain-js-attention.js';
 import { uniforms } from '/web/shared/random.js';
 import { attentionFlops } from '/web/shared/timing.js';

@@ -37,10 +37,10 @@ export function resultsTable({ sizes, d, rows, backends }) {
     'The masked rows run the SIMD build and count the same dense flops.';
   table.createTHead().insertRow().append(headerCell('col', 'runner'), ...sizes.map(sizeHeader));
   const body = table.createTBody();
+  const runs = (name) => !backends || !((name === 'simd' && backends.simd !== 'wasm-simd')
+    || (name === 'simd128' && !backends.relaxedSimd) || (name === 'threads' && backends.threads <= 1));
   for (const [name, runner] of Object.entries(RUNNERS)) {
-    if (name === 'simd' && backends && backends.simd !== 'wasm-simd') continue;
-    if (name === 'simd128' && backends && !backends.relaxedSimd) continue;
-    if (name === 'threads' && backends && backends.threads <= 1) continue;
+    if (!runs(name)) continue;
     const tr = body.insertRow();
     tr.dataset.runner = name;
     tr.append(headerCell('row', runner.label));
@@ -64,7 +64,9 @@ export function resultsTable({ sizes, d, rows, backends }) {
       }
     }
   }
-  for (const [a, b] of RATIOS) {
+  // A ratio row only where this browser runs both of its runners (no 'SIMD ÷ no FMA' where
+  // there is no relaxed SIMD to compare with).
+  for (const [a, b] of RATIOS.filter(([a, b]) => runs(a) && runs(b))) {
     const tr = body.insertRow();
     tr.className = 'ratio';
     tr.dataset.ratio = `${a}/${b}`;

@@ -1,0 +1,96 @@
+// A W3C WebDriver client (the classic HTTP protocol, https://www.w3.org/TR/webdriver2/) with
+// only the commands the browser tests use, over Node's fetch. It drives WebKitGTK's
+// WebKitWebDriver (webkit.js), which speaks this protocol and not WebDriver BiDi, so puppeteer,
+// which drives Chromium and Firefox (browser.js), cannot drive it.
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+// The key under which the protocol passes an element reference (the spec's "Elements").
+export const ELEMENT = 'element-6066-11e4-a52e-4f735466cecf';
+
+export class WebDriverError extends Error {
+  constructor(command, { error = 'unknown error', message = '' } = {}) {
+    super(`${command}: ${error}${message ? `: ${message}` : ''}`);
+    this.error = error;
+  }
+}
+
+// A free loopback port, for a driver that must be told its port (a small race: another process
+// may take it before the driver binds it; startDriver then tries another).
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+// Starts a WebDriver server (`command --port=N`, as WebKitWebDriver, chromedriver and geckodriver
+// take it) and waits until it says it is ready; returns { url, stop() }. stop() ends the driver;
+// the browser it launched ends when its session is deleted, not with the driver.
+export async function startDriver(command, { env = process.env, attempts = 3 } = {}) {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const child = spawn(command, [`--port=${port}`], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => { stderr = `${stderr}${chunk}`.slice(-2000); }); // the last lines say why
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    const stop = () => {
+      child.kill();
+      return exited;
+    };
+    const url = `http://127.0.0.1:${port}`;
+    for (const started = Date.now(); Date.now() - started < 10000;) {
+      const ready = await fetch(`${url}/status`).then((r) => r.json()).then((r) => r.value?.ready, () => false);
+      if (ready) return { url, stop };
+      if (child.exitCode !== null || child.signalCode !== null) break;
+      await sleep(50);
+    }
+    await stop();
+    if (attempt >= attempts) throw new Error(`${command} did not start on port ${port}: ${stderr.trim()}`);
+  }
+}
+
+// One WebDriver session: one browser window. Commands go one at a time, as the remote end
+// processes them, so that concurrent calls from a test cannot interleave.
+export class Session {
+  #base;
+  #queue = Promise.resolve();
+
+  constructor(base) {
+    this.#base = base;
+  }
+
+  static async create(url, capabilities) {
+    const { sessionId } = await request(url, 'POST', '/session', { capabilities: { alwaysMatch: capabilities } });
+    return new Session(`${url}/session/${sessionId}`);
+  }
+
+  command(method, path, body) {
+    const run = this.#queue.then(() => request(this.#base, method, path, body));
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  navigate(url) { return this.command('POST', '/url', { url }); }
+  // Runs `script` (a function body; `arguments` holds `args`) in the page; a returned promise is
+  // awaited.
+  execute(script, args = []) { return this.command('POST', '/execute/sync', { script, args }); }
+  click(element) { return this.command('POST', `/element/${element[ELEMENT]}/click`, {}); }
+  performActions(actions) { return this.command('POST', '/actions', { actions }); }
+  setWindowRect(rect) { return this.command('POST', '/window/rect', rect); }
+  async screenshot() { return Buffer.from(await this.command('GET', '/screenshot'), 'base64'); }
+  delete() { return this.command('DELETE', ''); }
+}
+
+async function request(base, method, path, body) {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: body ? { 'content-type': 'application/json; charset=utf-8' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const { value } = await response.json();
+  if (!response.ok) throw new WebDriverError(`${method} ${path || '/'}`, value);
+  return value;
+}
