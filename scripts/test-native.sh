@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the core natively and runs its Catch2 suite through CTest: with the SIMD kernels (SSE
-# on x86-64), the kernels' tests with their scalar twins (ATTN_SIMD=OFF), and with the SIMD kernels
-# under AddressSanitizer + UndefinedBehaviorSanitizer (which also replays the fuzz corpus); the
+# on x86-64), and with them under AddressSanitizer + UndefinedBehaviorSanitizer (which also
+# replays the fuzz corpus); the
 # thread pool's tests under ThreadSanitizer; the library's sources as one translation unit (no
 # name defined twice in one namespace, file-local or not). Then the README's C++ examples and
 # the CMake package test, with a bounded fuzz run beside them.
@@ -19,15 +19,6 @@ build_and_test() {
   ctest --test-dir "$dir" --output-on-failure -j2
 }
 stage "native tests, simd kernels" build_and_test build/native -DCMAKE_BUILD_TYPE=Release -DATTN_SIMD=ON
-
-# The scalar twins of the kernels: only the tests labelled `kernels` (tests/cpp/CMakeLists.txt
-# says why that is enough), a third of the suite's compile time.
-scalar_kernels() {
-  cmake -S . -B build/native-scalar -DCMAKE_BUILD_TYPE=Release -DATTN_SIMD=OFF >/dev/null
-  cmake --build build/native-scalar -j2 --target attn_kernel_tests
-  ctest --test-dir build/native-scalar --output-on-failure -j2 -L kernels
-}
-stage "native tests of the kernels, scalar twins" scalar_kernels
 
 # Without the tests labelled `learning` (tests/cpp/CMakeLists.txt): hundreds of training steps
 # through the code the gradient tests run under the sanitizers in a few.

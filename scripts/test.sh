@@ -8,7 +8,7 @@ source scripts/stage.sh
 stage "setup (apt and npm packages, when missing)" bash scripts/setup.sh
 stage "native tests (Catch2 via CTest)" bash scripts/test-native.sh
 stage "build: wasm (SIMD + scalar) and the page" bash scripts/build.sh
-stage "micro-kernel tests in the SIMD wasm build, plain and relaxed (Catch2 under node)" bash scripts/test-wasm-microkernels.sh
+stage "micro-kernel tests in the wasm builds: SIMD128, relaxed SIMD, scalar (Catch2 under node)" bash scripts/test-wasm-microkernels.sh
 stage "JS tests (node:test, against the npm pack tarball)" bash scripts/test-js.sh
 stage "browser tests (Chromium, Firefox ESR and WebKit)" bash scripts/test-e2e.sh
 echo "== npm test passed in $SECONDS s:"

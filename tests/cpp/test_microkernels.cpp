@@ -4,9 +4,9 @@
 // ulp; the online-softmax step against a two-pass softmax on rows of +-1e4; the steps of the
 // masked softmax shared by every forward and backward (masked_softmax_rows, the softmax backward
 // row, the skip rule) on ragged rows, +-1e4 logits and fully masked rows. The same file runs
-// natively in the three builds of scripts/test-native.sh (SIMD, scalar twins with
-// ATTN_SCALAR_KERNELS, SIMD under ASan + UBSan) and in both wasm builds
-// (scripts/test-wasm-microkernels.sh).
+// natively in the two builds of scripts/test-native.sh (SIMD, and SIMD under ASan + UBSan) and
+// in the wasm builds (scripts/test-wasm-microkernels.sh: SIMD128, relaxed SIMD, and the scalar
+// twins, ATTN_SCALAR_KERNELS).
 
 #include <catch2/catch.hpp>
 #include <cfloat>

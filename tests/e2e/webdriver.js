@@ -62,8 +62,11 @@ export class Session {
     this.#base = base;
   }
 
-  static async create(url, capabilities) {
-    const { sessionId } = await request(url, 'POST', '/session', { capabilities: { alwaysMatch: capabilities } });
+  // `timeout` (ms) bounds the wait for the browser to start and answer: a WebKitWebDriver whose
+  // MiniBrowser never connects holds the request until fetch gives up, 300 s later.
+  static async create(url, capabilities, { timeout } = {}) {
+    const { sessionId } = await request(url, 'POST', '/session', { capabilities: { alwaysMatch: capabilities } },
+      timeout && AbortSignal.timeout(timeout));
     return new Session(`${url}/session/${sessionId}`);
   }
 
@@ -84,9 +87,10 @@ export class Session {
   delete() { return this.command('DELETE', ''); }
 }
 
-async function request(base, method, path, body) {
+async function request(base, method, path, body, signal) {
   const response = await fetch(`${base}${path}`, {
     method,
+    signal,
     headers: body ? { 'content-type': 'application/json; charset=utf-8' } : {},
     body: body ? JSON.stringify(body) : undefined,
   });

@@ -70,6 +70,12 @@ async function startDisplay() {
   };
 }
 
+// A session normally starts in about a second; under load WebKitWebDriver was seen to never
+// answer (its MiniBrowser never connected, once in ~40 starts with both cores busy), and a new
+// driver and browser then start as usual.
+const SESSION_TIMEOUT_MS = 30000;
+const SESSION_ATTEMPTS = 3;
+
 // A WebKit browser: a page gets a driver and a MiniBrowser of its own (a driver holds one session
 // at a time), ~0.9 s to start, which closing the page ends. (Handing a closed page's MiniBrowser,
 // back on about:blank, to the next page saved ~0.5 s a page, and would have shared cache and
@@ -78,26 +84,37 @@ export async function launchWebKit() {
   const screen = await startDisplay();
   const env = { ...process.env, ...ENV, DISPLAY: screen.display };
   const pages = new Set();
+  // One attempt at a page: a driver of its own, its session, the page.
+  async function openPage(viewport) {
+    const driver = await startDriver('WebKitWebDriver', { env });
+    running.add(driver.stop);
+    let session;
+    let closed;
+    // Deleting the session quits MiniBrowser; one that hangs ends with the display.
+    const close = () => (closed ??= (async () => {
+      pages.delete(close);
+      await Promise.race([session?.delete().catch(() => {}), sleep(10000, null, { ref: false })]);
+      running.delete(driver.stop);
+      await driver.stop();
+    })());
+    pages.add(close);
+    try {
+      session = await Session.create(driver.url, CAPABILITIES, { timeout: SESSION_TIMEOUT_MS });
+      return await WebKitPage.open(session, close, viewport);
+    } catch (error) {
+      await close();
+      throw error;
+    }
+  }
   return {
     async newPage(viewport) {
-      const driver = await startDriver('WebKitWebDriver', { env });
-      running.add(driver.stop);
-      let session;
-      let closed;
-      // Deleting the session quits MiniBrowser; one that hangs ends with the display.
-      const close = () => (closed ??= (async () => {
-        pages.delete(close);
-        await Promise.race([session?.delete().catch(() => {}), sleep(10000, null, { ref: false })]);
-        running.delete(driver.stop);
-        await driver.stop();
-      })());
-      pages.add(close);
-      try {
-        session = await Session.create(driver.url, CAPABILITIES);
-        return await WebKitPage.open(session, close, viewport);
-      } catch (error) {
-        await close();
-        throw error;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await openPage(viewport);
+        } catch (error) {
+          if (error.name !== 'TimeoutError' || attempt >= SESSION_ATTEMPTS) throw error;
+          console.log(`WebKit: no session after ${SESSION_TIMEOUT_MS / 1000} s (attempt ${attempt}), starting another`);
+        }
       }
     },
     async close() {
