@@ -127,16 +127,18 @@ TEST_CASE("Multi-head attention gives the same bits on 1 and 4 threads", "[threa
 }
 
 TEST_CASE("The attention backward gives the same bits on 1, 2, 3, 4 and 7 threads", "[threads]") {
-  // One score matrix (its strips split by key chunks, rows and key blocks: 150 queries are two
-  // strips and a ragged third, 300 keys end in a partial chunk), two and nine (taken whole by 2
+  // One score matrix: 150 queries are two strips and a ragged third (one group: no split), 1100
+  // are seventeen strips and a ragged one in four groups (the tasks of the matrix's region; 130
+  // keys end in a partial chunk), 600 are ten in two; two and nine matrices (taken whole by 2
   // threads, nine by 3 too, split otherwise); one query and one key; no queries; no keys. Under
   // every mask kind, a fill near the scores (the hidden tail is then scored after all), and
   // dropout.
   struct Shape {
     Index batch, nq, nk, d, dv;
   };
-  const Shape shapes[] = {{1, 150, 300, 16, 9}, {2, 65, 129, 8, 3}, {9, 20, 33, 4, 5},
-                          {1, 1, 1, 3, 2},      {1, 0, 40, 4, 4},   {1, 30, 0, 4, 4}};
+  const Shape shapes[] = {{1, 150, 300, 16, 9}, {1, 1100, 130, 8, 5}, {1, 600, 200, 16, 9},
+                          {2, 65, 129, 8, 3},   {9, 20, 33, 4, 5},    {1, 1, 1, 3, 2},
+                          {1, 0, 40, 4, 4},     {1, 30, 0, 4, 4}};
   for (const Shape& shape : shapes) {
     const Index b = shape.batch, nq = shape.nq, nk = shape.nk;
     const Tensor3 q = wave(b, nq, shape.d, 0.37f), k = wave(b, nk, shape.d, 0.71f),
@@ -171,6 +173,32 @@ TEST_CASE("The attention backward gives the same bits on 1, 2, 3, 4 and 7 thread
         REQUIRE(same_bits(one.dv, many.dv));
       }
     }
+  }
+}
+
+TEST_CASE("The grouped-query backward gives the same bits on 1, 2, 3 and 7 threads", "[threads]") {
+  // Four query heads on two K/V heads (each K/V matrix's dK and dV sum two heads, strip by strip),
+  // 600 queries: ten strips in two groups; causal, with a sink per head.
+  const Index heads = 4, kv_heads = 2, nq = 600, nk = 300, d = 16;
+  const Tensor3 q = wave(heads, nq, d, 0.37f), k = wave(kv_heads, nk, d, 0.71f),
+                v = wave(kv_heads, nk, d, 0.13f), grad = wave(heads, nq, d, 0.53f);
+  attn::AttentionOptions options;
+  options.heads = heads;
+  options.kv_heads = kv_heads;
+  options.mask.causal = true;
+  options.sinks = {0.5f, -1.0f, 0.0f, 2.0f};
+  attn::set_threads(1);
+  const attn::AttentionGradients one =
+      attn::scaled_dot_product_attention_backward(q, k, v, grad, options);
+  for (int threads : {2, 3, 7}) {
+    const ThreadCount count(threads);
+    const attn::AttentionGradients many =
+        attn::scaled_dot_product_attention_backward(q, k, v, grad, options);
+    CAPTURE(threads);
+    REQUIRE(same_bits(one.dq, many.dq));
+    REQUIRE(same_bits(one.dk, many.dk));
+    REQUIRE(same_bits(one.dv, many.dv));
+    REQUIRE(same_bits(one.dsinks, many.dsinks));
   }
 }
 

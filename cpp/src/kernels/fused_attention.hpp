@@ -80,9 +80,10 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
 // the forward's decision). `dropout` is the forward's, regenerated per weight; `output`, when
 // non-null, receives the forward output (multi-head attention needs it). Shapes as in
 // attention_fused; dq, dk, dv shaped like q, k, v. Split across the thread pool by whole matrices
-// when each thread gets as many or at least 4, else within each strip (by key chunks, rows and
-// key blocks), with the same bits either way and on every thread count.
-// With extras.kv_heads, a K/V matrix's dk and dv sum its group's query heads in head order.
+// when each thread gets as many or at least 4, else by groups of strips (a region per matrix,
+// whose groups' sums of dk and dv are added in group order), with the same bits either way and
+// on every thread count. With extras.kv_heads, a K/V matrix's dk and dv sum its group's query
+// heads strip by strip, the heads of a strip in head order.
 void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBatch grad_output,
                               float scale, const Mask& mask, Index batch_heads,
                               const Dropout& dropout, MutableBatch dq, MutableBatch dk,
