@@ -27,7 +27,7 @@ async function freePort() {
 }
 
 // Starts a WebDriver server (`command --port=N`, as WebKitWebDriver, chromedriver and geckodriver
-// take it) and waits until it says it is ready; returns { url, stop() }. stop() ends the driver;
+// take it) and waits until it says it is ready; returns { url, pid, stop() }. stop() ends the driver;
 // the browser it launched ends when its session is deleted, not with the driver.
 export async function startDriver(command, { env = process.env, attempts = 3 } = {}) {
   for (let attempt = 1; ; attempt++) {
@@ -43,7 +43,7 @@ export async function startDriver(command, { env = process.env, attempts = 3 } =
     const url = `http://127.0.0.1:${port}`;
     for (const started = Date.now(); Date.now() - started < 10000;) {
       const ready = await fetch(`${url}/status`).then((r) => r.json()).then((r) => r.value?.ready, () => false);
-      if (ready) return { url, stop };
+      if (ready) return { url, pid: child.pid, stop };
       if (child.exitCode !== null || child.signalCode !== null) break;
       await sleep(50);
     }
@@ -57,23 +57,48 @@ export async function startDriver(command, { env = process.env, attempts = 3 } =
 export class Session {
   #base;
   #queue = Promise.resolve();
+  #stall;
 
-  constructor(base) {
+  constructor(base, stall) {
     this.#base = base;
+    this.#stall = stall;
   }
 
   // `timeout` (ms) bounds the wait for the browser to start and answer: a WebKitWebDriver whose
-  // MiniBrowser never connects holds the request until fetch gives up, 300 s later.
-  static async create(url, capabilities, { timeout } = {}) {
+  // MiniBrowser never connects holds the request until fetch gives up, 300 s later. `stall`, if
+  // given, { after, describe }, bounds every command: one without an answer `after` ms is
+  // abandoned with an error that says what `describe()` (async, lines of text) found then.
+  static async create(url, capabilities, { timeout, stall } = {}) {
     const { sessionId } = await request(url, 'POST', '/session', { capabilities: { alwaysMatch: capabilities } },
       timeout && AbortSignal.timeout(timeout));
-    return new Session(`${url}/session/${sessionId}`);
+    return new Session(`${url}/session/${sessionId}`, stall);
   }
 
   command(method, path, body) {
-    const run = this.#queue.then(() => request(this.#base, method, path, body));
+    const run = this.#queue.then(() => (this.#stall ? this.#bounded(method, path, body) : request(this.#base, method, path, body)));
     this.#queue = run.catch(() => {});
     return run;
+  }
+
+  async #bounded(method, path, body) {
+    const { after, describe } = this.#stall;
+    const abort = new AbortController();
+    let found = null;
+    const timer = setTimeout(async () => {
+      found = await describe().catch((error) => [`(no description: ${error.message})`]);
+      abort.abort();
+    }, after);
+    try {
+      return await request(this.#base, method, path, body, abort.signal);
+    } catch (error) {
+      if (!abort.signal.aborted) throw error;
+      throw new WebDriverError(`${method} ${path || '/'}`, {
+        error: 'no answer',
+        message: `none in ${after / 1000} s; the browser's processes then:\n${found.join('\n')}`,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   navigate(url) { return this.command('POST', '/url', { url }); }

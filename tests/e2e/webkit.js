@@ -4,6 +4,7 @@
 // ask of puppeteer's pages in the other engines.
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { describeProcessTree } from './process-tree.js';
 import { Session, startDriver } from './webdriver.js';
 import { WebKitPage } from './webkit-page.js';
 
@@ -21,12 +22,20 @@ const MINIBROWSER = process.env.MINIBROWSER_PATH ?? `/usr/lib/${MULTIARCH}/webki
 // unlike Safari; the package looks at crossOriginIsolated first, so those stay on one thread.)
 const ENV = { JSC_useSharedArrayBuffer: '1' };
 
+// WebKit's automation times a script out in the page's web process, so a page whose main thread is
+// held answers late or never: in two of the last clean-clone runs one request took 300 s (fetch's own
+// limit) and came back "timeout". A request still open STALL_MS after it was sent is abandoned
+// with what the browser's processes and threads were doing then (process-tree.js), so that the
+// test fails in time and says whether the page was busy or waiting.
+const SCRIPT_TIMEOUT_MS = 60000;
+const STALL_MS = SCRIPT_TIMEOUT_MS + 30000;
+
 const CAPABILITIES = {
   // Navigation may return once the document is parsed, not loaded, so that the error hook goes in
   // sooner (webkit-page.js); WebKit 2.50 was seen to wait for the load all the same.
   pageLoadStrategy: 'eager',
   // An in-page wait reports back within 10 s (webkit-page.js); this leaves it room on a busy machine.
-  timeouts: { script: 60000 },
+  timeouts: { script: SCRIPT_TIMEOUT_MS, pageLoad: SCRIPT_TIMEOUT_MS },
   'webkitgtk:browserOptions': {
     binary: MINIBROWSER,
     // --full-screen hides MiniBrowser's toolbar, so the window is the viewport and can be as
@@ -99,7 +108,10 @@ export async function launchWebKit() {
     })());
     pages.add(close);
     try {
-      session = await Session.create(driver.url, CAPABILITIES, { timeout: SESSION_TIMEOUT_MS });
+      session = await Session.create(driver.url, CAPABILITIES, {
+        timeout: SESSION_TIMEOUT_MS,
+        stall: { after: STALL_MS, describe: () => describeProcessTree(driver.pid) },
+      });
       return await WebKitPage.open(session, close, viewport);
     } catch (error) {
       await close();
