@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "attention/gaussian_attention.hpp"
 #include "attn/kernel_regression.hpp"
 #include "reference.hpp"
 
@@ -377,4 +378,87 @@ TEST_CASE("Similarity regression into caller buffers checks their shapes", "[reg
   CHECK_THROWS_WITH(attn::kernel_regression(keys, values, queries, Similarity::Gaussian, 1.0f,
                                             output, &wide_weights),
                     Catch::Matchers::StartsWith("weights"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Gaussian through attention (attention/gaussian_attention.hpp)
+
+namespace {
+
+// The smallest bandwidth at which the float products are exact enough: the bound of
+// gaussian_attention.hpp, (d + 6) u (Q + K)^2 / sigma^2 <= tolerance, solved for sigma, with Q and
+// K the largest norms about the keys' mean, here in double from the float data.
+double smallest_bandwidth(const Matrix& keys, const Matrix& queries) {
+  const Eigen::RowVectorXd mean = keys.cast<double>().colwise().mean();
+  const auto largest = [&](const Matrix& rows) {
+    return (rows.cast<double>().rowwise() - mean).rowwise().norm().maxCoeff();
+  };
+  const double spread = largest(keys) + largest(queries);
+  return std::sqrt(static_cast<double>(keys.cols() + 6) * 0x1p-24 * spread * spread /
+                   attn::detail::kWeightTolerance);
+}
+
+}  // namespace
+
+TEST_CASE("The Gaussian through attention keeps each weight within its stated tolerance",
+          "[regression]") {
+  // Ragged shapes past one block of 64 queries and 128 keys, data far from the origin (the
+  // centring's case), at the smallest bandwidth the bound admits (the largest error allowed) and
+  // just below it (the double rows): each weight within 2 tolerances of the float64 reference
+  // (a weight is a ratio of two exps, each within one) and exp's few ulp.
+  const Matrix keys = ref::random_matrix(300, 16, 41, 99.0f, 101.0f);
+  const Matrix queries = ref::random_matrix(130, 16, 42, 99.0f, 101.0f);
+  const attn::MatrixRef query_ref(queries);
+  const Matrix values = ref::random_matrix(300, 3, 43);
+  const double edge = smallest_bandwidth(keys, queries);
+  for (const double factor : {1.001, 4.0, 0.999}) {
+    const auto sigma = static_cast<float>(edge * factor);
+    CAPTURE(sigma, factor);
+    const attn::detail::GaussianAttention attention(keys, values, &query_ref);
+    CHECK(attention.exact_enough(sigma) == (factor > 1.0));
+    const auto got = attn::kernel_regression(keys, values, queries, Similarity::Gaussian, sigma);
+    const auto expected =
+        ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values), ref::to_double(queries),
+                             Similarity::Gaussian, sigma);
+    double worst = 0.0;
+    for (Index i = 0; i < queries.rows(); ++i) {
+      for (Index j = 0; j < keys.rows(); ++j) {
+        const double want = expected.weights(i, j);
+        if (want < 1e-30) continue;  // exp flushes what lies below float's normal range
+        worst = std::max(worst, std::abs(got.weights(i, j) - want) / want);
+      }
+    }
+    CHECK(worst <= 2.0 * attn::detail::kWeightTolerance + 1e-6);
+    ref::check_close(got.output, expected.output, ref::kSum, "output");
+  }
+}
+
+TEST_CASE("Leave-one-out through attention hides each key from itself alone", "[regression]") {
+  // 300 keys (past two key blocks), each its own query: the errors of the float64 reference,
+  // whose predictions leave key i out of query i and nothing else. The small bandwidth goes
+  // through the double rows, the others through attention, in one call.
+  const Matrix keys = ref::random_matrix(300, 5, 44);
+  const Matrix values = ref::random_matrix(300, 2, 45);
+  const std::vector<float> bandwidths = {1e-3f, 0.8f, 1.5f, 3.0f};
+  const attn::detail::GaussianAttention attention(keys, values, nullptr);
+  CHECK_FALSE(attention.exact_enough(bandwidths[0]));
+  for (size_t b = 1; b < bandwidths.size(); ++b) CHECK(attention.exact_enough(bandwidths[b]));
+  const auto got = attn::leave_one_out(keys, values, Similarity::Gaussian, bandwidths);
+  const auto expected = ref::leave_one_out(ref::to_double(keys), ref::to_double(values),
+                                           Similarity::Gaussian, widen(bandwidths));
+  ref::check_close(got.errors.data(), expected.errors.data(), got.errors.size(), ref::kSum,
+                   "errors");
+  CHECK(got.best == static_cast<float>(expected.best));
+}
+
+TEST_CASE("The Gaussian through attention gives the same output with and without weights",
+          "[regression]") {
+  const Matrix keys = ref::random_matrix(200, 8, 46);
+  const Matrix values = ref::random_matrix(200, 4, 47);
+  const Matrix queries = ref::random_matrix(70, 8, 48);
+  const auto weighted = attn::kernel_regression(keys, values, queries, Similarity::Gaussian, 0.8f);
+  const auto plain =
+      attn::kernel_regression(keys, values, queries, Similarity::Gaussian, 0.8f, false);
+  CHECK(plain.weights.size() == 0);
+  CHECK(weighted.output == plain.output);
 }

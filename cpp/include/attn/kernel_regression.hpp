@@ -15,7 +15,10 @@ namespace attn {
 // size m x n is allocated otherwise: the estimate is computed one query at a time.
 // The Gaussian weights are computed in log-sum-exp form, softmax(-||q - k_i||^2 / (2 sigma^2)),
 // so a small bandwidth never underflows every weight to 0: as sigma -> 0 the estimate tends to
-// the value of the nearest key (the mean of the nearest keys' values on ties).
+// the value of the nearest key (the mean of the nearest keys' values on ties). Each weight is
+// within 2^-15 of its exact value (relative, beyond exp's few ulp): through the fused attention
+// kernel where float products' rounding allows that, else with the distances in double
+// (cpp/src/attention/gaussian_attention.hpp says when).
 // A query that no key reaches has all-zero weights and a NaN output row: there is nothing to
 // average, and NaN says so instead of a made-up 0. That happens with no keys (n = 0), and with
 // the compactly supported boxcar (every d > sigma) and Epanechnikov (every d >= sigma).

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "checks.hpp"
+#include "gaussian_attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/regression_rows.hpp"
 #include "parallel/split.hpp"
@@ -31,6 +32,13 @@ Index row_tasks(Index rows) { return (rows + kRowsPerTask - 1) / kRowsPerTask; }
 Index row_work(Index rows, const MatrixRef& keys, const MatrixRef& values) {
   const int64_t work = int64_t{rows} * keys.rows() * (2 * keys.cols() + values.cols() + 4);
   return static_cast<Index>(std::min<int64_t>(work, std::numeric_limits<Index>::max()));
+}
+
+// Whether the Gaussian may go through attention (gaussian_attention.hpp) at all: the fused kernel
+// wants a key and a feature; without them the rows below say what there is to say (NaN, or the
+// plain mean).
+bool attention_shaped(Similarity similarity, const MatrixRef& keys) {
+  return similarity == Similarity::Gaussian && keys.rows() > 0 && keys.cols() > 0;
 }
 
 void check_keys_values(const MatrixRef& keys, const MatrixRef& values) {
@@ -132,6 +140,13 @@ void kernel_regression(const MatrixRef& keys, const MatrixRef& values, const Mat
   if (weights) {
     detail::require_shape("weights", {queries.rows(), keys.rows()}, detail::shape_of(*weights));
   }
+  if (attention_shaped(similarity, keys) && queries.rows() > 0) {
+    const detail::GaussianAttention gaussian(keys, values, &queries);
+    if (gaussian.exact_enough(bandwidth)) {
+      gaussian.run(bandwidth, output.data(), weights ? weights->data() : nullptr);
+      return;
+    }
+  }
   const Index m = queries.rows(), tasks = row_tasks(m);
   const Keys keyed(keys);
   const Values pooled(values);
@@ -168,27 +183,52 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
 
   const Index n = keys.rows(), tasks = row_tasks(n);
   const auto count = static_cast<Index>(bandwidths.size());
-  // Each (bandwidth, key) prediction is computed alone, a block of keys a task, into its own
-  // entries; the sums then run in key order, as one thread would add them.
+  // Each (bandwidth, key) prediction is computed alone into its own entries; the sums then run
+  // in key order, as one thread would add them. Bandwidths at which the Gaussian goes through
+  // attention (gaussian_attention.hpp) predict every key in one call; the others a block of keys
+  // a task, all of them in one split.
   std::vector<double> errors(static_cast<size_t>(count * n));
   std::vector<char> reached(errors.size());
+  std::vector<Index> by_rows;  // the bandwidths left to the rows
+  if (attention_shaped(similarity, keys) && n >= 2) {
+    const detail::GaussianAttention gaussian(keys, values, /*queries=*/nullptr);
+    Matrix predictions(n, values.cols());
+    for (Index b = 0; b < count; ++b) {
+      const float bandwidth = bandwidths[static_cast<size_t>(b)];
+      if (!gaussian.exact_enough(bandwidth)) {
+        by_rows.push_back(b);
+        continue;
+      }
+      gaussian.run(bandwidth, predictions.data(), nullptr);
+      for (Index i = 0; i < n; ++i) {
+        const auto at = static_cast<size_t>(b * n + i);
+        reached[at] = 1;  // the Gaussian reaches every other key
+        errors[at] = (predictions.row(i) - values.row(i)).cast<double>().squaredNorm();
+      }
+    }
+  } else {
+    for (Index b = 0; b < count; ++b) by_rows.push_back(b);
+  }
   const Keys keyed(keys);
   const Values pooled(values);
+  const auto row_count = static_cast<Index>(by_rows.size());
   const auto slots =
-      static_cast<size_t>(std::min<Index>(detail::thread_pool().threads(), count * tasks));
+      static_cast<size_t>(std::min<Index>(detail::thread_pool().threads(), row_count * tasks));
   std::vector<RowScratch> scratch(slots, RowScratch(n, /*weights=*/false));
   std::vector<RowVector> prediction(slots, RowVector(values.cols()));
-  detail::run_split(count * tasks, row_work(count * n, keys, values), [&](Index task, int slot) {
-    const Index b = task / tasks, first = task % tasks * kRowsPerTask;
-    RowScratch& own = scratch[static_cast<size_t>(slot)];
-    RowVector& p = prediction[static_cast<size_t>(slot)];
-    for (Index i = first; i < std::min(n, first + kRowsPerTask); ++i) {
-      const auto at = static_cast<size_t>(b * n + i);
-      reached[at] = estimate_row(keys.row(i).data(), keyed, pooled, similarity,
-                                 bandwidths[static_cast<size_t>(b)], i, own, nullptr, p.data());
-      errors[at] = reached[at] ? (p - values.row(i)).cast<double>().squaredNorm() : 0.0;
-    }
-  });
+  detail::run_split(
+      row_count * tasks, row_work(row_count * n, keys, values), [&](Index task, int slot) {
+        const Index b = by_rows[static_cast<size_t>(task / tasks)],
+                    first = task % tasks * kRowsPerTask;
+        RowScratch& own = scratch[static_cast<size_t>(slot)];
+        RowVector& p = prediction[static_cast<size_t>(slot)];
+        for (Index i = first; i < std::min(n, first + kRowsPerTask); ++i) {
+          const auto at = static_cast<size_t>(b * n + i);
+          reached[at] = estimate_row(keys.row(i).data(), keyed, pooled, similarity,
+                                     bandwidths[static_cast<size_t>(b)], i, own, nullptr, p.data());
+          errors[at] = reached[at] ? (p - values.row(i)).cast<double>().squaredNorm() : 0.0;
+        }
+      });
   BandwidthSearch search{{}, kNaN};
   float best_error = kInfinity;
   for (Index b = 0; b < count; ++b) {

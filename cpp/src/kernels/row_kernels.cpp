@@ -20,6 +20,22 @@ float f32_row_max(const float* s, Index n) {
   return result;
 }
 
+float f32_add_row_max(float* s, const float* bias, Index n) {
+  F32x4 m = simd::splat(-std::numeric_limits<float>::infinity());
+  Index j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const F32x4 sum = simd::load(s + j) + simd::load(bias + j);
+    simd::store(s + j, sum);
+    m = simd::max(m, sum);
+  }
+  float result = simd::horizontal_max(m);
+  for (; j < n; ++j) {
+    s[j] += bias[j];
+    result = simd::nan_max(result, s[j]);
+  }
+  return result;
+}
+
 float f32_exp_shifted_sum(float* s, Index n, float max) {
   const F32x4 shift = simd::splat(max);
   F32x4 sum = simd::splat(0.0f);

@@ -9,6 +9,9 @@ namespace attn::detail {
 // The largest of s[0..n), NaN if any is NaN; -inf for n = 0.
 float f32_row_max(const float* s, Index n);
 
+// s[j] += bias[j] for j < n; returns the max of the result, as f32_row_max would.
+float f32_add_row_max(float* s, const float* bias, Index n);
+
 // s[j] = exp(s[j] - max) for j < n; returns their sum.
 float f32_exp_shifted_sum(float* s, Index n, float max);
 

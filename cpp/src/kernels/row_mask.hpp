@@ -34,9 +34,15 @@ struct ScoreModifiers {
   float softcap = 0.0f;                 // > 0: s <- softcap * tanh(s / softcap)
   const float* alibi_slopes = nullptr;  // [batch_heads]: s <- s - slope * |i - j|
   const float* sinks = nullptr;         // [batch_heads]: one more logit in each row's softmax
+  // Two that kernel regression (attention/kernel_regression.cpp) needs, not in the public API:
+  // [nk], s <- s + key_bias[j] after the above, the same for every query and matrix (the
+  // Gaussian kernel's -||k_j||^2 / 2 sigma^2); and each query hidden from the key at its own
+  // position (leave-one-out).
+  const float* key_bias = nullptr;
+  bool exclude_self = false;
 
-  // Whether the scores change before the mask (softcap or ALiBi).
-  bool change_scores() const { return softcap > 0.0f || alibi_slopes; }
+  // Whether the scores change before the softmax beyond what the mask hides.
+  bool change_scores() const { return softcap > 0.0f || alibi_slopes || key_bias || exclude_self; }
 };
 
 // Folds a sink logit into a row's final max and sum (the sum of exp(s - max) over its keys):
@@ -108,6 +114,8 @@ class RowMask {
     if (const ScoreModifiers* modifiers = context.modifiers) {
       softcap_ = modifiers->softcap;
       if (modifiers->alibi_slopes) slope_ = modifiers->alibi_slopes[context.head_of(row)];
+      key_bias_ = modifiers->key_bias;
+      if (modifiers->exclude_self) self_ = query_;
     }
   }
 
@@ -118,7 +126,7 @@ class RowMask {
 
   bool hidden(Index j) const {
     return j < visible_begin_ || j >= visible_end_ || (bool_row_ && bool_row_[j]) ||
-           (padding_row_ && padding_row_[j]);
+           (padding_row_ && padding_row_[j]) || j == self_;
   }
 
   // The skip decision, shared by the forward and the backward so that they cannot drift: true
@@ -133,11 +141,13 @@ class RowMask {
   }
 
   // True when every key of [j0, j0 + count) is hidden. Outside [visible_begin(), visible_end())
-  // that needs no look; inside only the boolean and key-padding masks can hide keys.
+  // that needs no look; inside only the boolean and key-padding masks and exclude_self can.
   bool hides_all(Index j0, Index count) const {
     const Index end = std::min(j0 + count, visible_end_);
     for (Index j = std::max(j0, visible_begin_); j < end; ++j) {
-      if (!(bool_row_ && bool_row_[j]) && !(padding_row_ && padding_row_[j])) return false;
+      if (!(bool_row_ && bool_row_[j]) && !(padding_row_ && padding_row_[j]) && j != self_) {
+        return false;
+      }
     }
     return true;
   }
@@ -147,21 +157,28 @@ class RowMask {
   // scores had).
   bool changes(Index j0, Index count) const {
     return softcap_ > 0.0f || slope_ != 0.0f || additive_row_ || bool_row_ || padding_row_ ||
-           j0 < visible_begin_ || j0 + count > visible_end_;
+           key_bias_ || (self_ >= j0 && self_ < j0 + count) || j0 < visible_begin_ ||
+           j0 + count > visible_end_;
   }
 
-  // scores[c] of key j0 + c, for c < count, in the documented order: softcapped, the ALiBi bias
-  // and the additive mask added, hidden scores set to fill; returns their max (as f32_row_max
-  // would find it). With softcap_grad non-null, it receives d(capped)/d(score) =
+  // scores[c] of key j0 + c, for c < count, in the documented order: softcapped, the ALiBi bias,
+  // the additive mask and the key bias added, hidden scores set to fill; returns their max (as
+  // f32_row_max would find it). With softcap_grad non-null, it receives d(capped)/d(score) =
   // 1 - (capped / softcap)^2 for each visible key and 0 for a hidden one (the backward's factor;
   // a hidden key's weight is 0).
   float apply(float* scores, Index j0, Index count, float* softcap_grad = nullptr) const {
-    if (additive_row_ || bool_row_ || padding_row_) {
+    if (key_bias_ && !additive_row_ && !bool_row_ && !padding_row_ && softcap_ == 0.0f &&
+        slope_ == 0.0f) {
+      return apply_key_bias(scores, j0, count);
+    }
+    if (additive_row_ || bool_row_ || padding_row_ || key_bias_ ||
+        (self_ >= j0 && self_ < j0 + count)) {
       if (softcap_ > 0.0f || slope_ != 0.0f) {
         kernel_table().modify_scores(scores, count, softcap_, slope_, query_ - j0, softcap_grad);
       }
       for (Index c = 0; c < count; ++c) {
         if (additive_row_) scores[c] += additive_row_[j0 + c];
+        if (key_bias_) scores[c] += key_bias_[j0 + c];
         if (hidden(j0 + c)) {
           scores[c] = fill_;
           if (softcap_grad) softcap_grad[c] = 0.0f;
@@ -188,6 +205,23 @@ class RowMask {
     return max;
   }
 
+  // apply() with the key bias alone among the modifiers and the additive masks, in one vector
+  // pass: kernel regression's every block.
+  float apply_key_bias(float* scores, Index j0, Index count) const {
+    const Index begin = std::clamp(visible_begin_, j0, j0 + count);
+    const Index end = std::clamp(visible_end_, begin, j0 + count);
+    float max = f32_add_row_max(scores + (begin - j0), key_bias_ + begin, end - begin);
+    std::fill(scores, scores + (begin - j0), fill_);
+    std::fill(scores + (end - j0), scores + count, fill_);
+    bool hid = begin > j0 || end < j0 + count;
+    if (self_ >= begin && self_ < end) {
+      scores[self_ - j0] = fill_;
+      max = f32_row_max(scores + (begin - j0), end - begin);
+      hid = true;
+    }
+    return hid ? simd::nan_max(max, fill_) : max;
+  }
+
   // values[c] = 0 where key j0 + c is hidden.
   void zero_hidden(float* values, Index j0, Index count) const {
     for (Index c = 0; c < count; ++c) {
@@ -202,6 +236,8 @@ class RowMask {
   Index query_ = 0;  // the row's position among the keys
   float softcap_ = 0.0f;
   float slope_ = 0.0f;
+  const float* key_bias_ = nullptr;
+  Index self_ = -1;  // the key hidden by exclude_self, or -1
   const uint8_t* bool_row_ = nullptr;
   const float* additive_row_ = nullptr;
   const uint8_t* padding_row_ = nullptr;
