@@ -9,7 +9,9 @@
 // engine's speed ÷ Chromium's (Chromium's median time ÷ the engine's).
 // The fused forward is also timed in parts, outside the package: one step of it (64 queries
 // against a block of 128 keys) and its score loop, softmax step and pooling loop alone
-// (cpp/bench/attention_block_module.cpp), to tell which part an engine runs slower.
+// (cpp/bench/attention_block_module.cpp), to tell which part an engine runs slower. And a
+// training step of the page's two translation models through the package (SIMD128, one thread
+// on the page's main thread), to tell an engine's speed at training from its speed at attention.
 // Alone (after `npm run build:wasm`): `node scripts/bench/engines/engines.js [--quick]
 // [--variants] [--samples N] [--only REGEX] [--engines LIST] [--baseline DIR]
 // [--firefox-pref NAME=VALUE ...]` (the options are in `section.options` below); `npm run bench`
@@ -20,6 +22,8 @@ import { launchBrowser, relaxedSimd, watchErrors } from '../../../tests/e2e/brow
 import { median } from '../../../web/shared/timing.js';
 import { serve } from '../../serve.js';
 import { measured } from '../goals.js';
+import { SIZES as SEQ2SEQ_SIZES } from '../training/seq2seq.js';
+import { SIZES as TRANSFORMER_SIZES } from '../training/transformer.js';
 import { buildBenchTarget } from '../shared/microkernel.js';
 import { runAlone } from '../shared/standalone.js';
 
@@ -44,6 +48,14 @@ const blockParts = [['step', 7], ['scores', 1], ['softmax step', 2], ['pooling',
 const attention = (sizes) => sizes.flatMap((n) => [true, false].map((relaxed) => ({
   id: `SDPA n = ${n}, ${relaxed ? 'relaxed SIMD' : 'SIMD128'}`, spec: { kind: 'sdpa', relaxed, n, d: D },
 })));
+// A training step of the page's two translation models at the training sections' small size
+// (scripts/bench/training/), SIMD128: what the page's training runs between two draws.
+const small = (sizes) => sizes.find(({ label }) => label === 'small');
+const training = [['Seq2SeqAttention', 'Seq2Seq', SEQ2SEQ_SIZES], ['Transformer', 'Transformer', TRANSFORMER_SIZES]]
+  .map(([model, label, sizes]) => {
+    const { config, batch, steps } = small(sizes);
+    return { id: `${label} training step (small), SIMD128`, spec: { kind: 'train', model, config, batch, steps, relaxed: false } };
+  });
 // With --baseline DIR: the same step and attention from another build, to time a change of the
 // kernels against what it replaces in one run. DIR holds a copy of dist/ and of
 // attention_block_simd128.wasm from before the change (served from the repository, so inside it).
@@ -120,7 +132,7 @@ async function runEngines({ quick, variants: withVariants, firefoxPrefs = {}, ba
   buildBenchTarget('microkernel_simd128');
   buildBenchTarget('relaxed_microkernel');
   buildBenchTarget('attention_block_simd128');
-  const ours = [...microkernels, ...(withVariants ? variants : []), ...blockParts, ...attention(quick ? [512] : [512, 1024])];
+  const ours = [...microkernels, ...(withVariants ? variants : []), ...blockParts, ...attention(quick ? [512] : [512, 1024]), ...training];
   const runners = (baseline ? [...ours, ...baselineOf(ours, baseline)] : ours).filter(({ id }) => !only || only.test(id));
   const samples = asked ?? (quick ? 7 : 15);
   const { results, load, versions } = await measure(runners, { engines, samples, firefoxPrefs });

@@ -4,6 +4,7 @@
 // on and off. The driver asks for a runner once (prepare: built, checked, warmed up, its calls per
 // sample fixed), then for its samples in turns with the other browsers'.
 import { plainJsAttention } from '/web/shared/plain-js-attention.js';
+import { PAD, batchOf } from '/web/shared/random-batch.js';
 import { uniforms } from '/web/shared/random.js';
 import { attentionFlops } from '/web/shared/timing.js';
 
@@ -95,7 +96,22 @@ async function sdpa({ relaxed, n, d, dist = '/dist' }) {
   };
 }
 
-const RUNNERS = { microkernel, block, sdpa };
+// One training step (forward, backward, clipping, Adam) of one of the package's models
+// (`model`: Seq2SeqAttention or Transformer) at `config`, on a random batch, dropout 0: what the
+// page's training sections do between two draws. Flops are not counted (0).
+async function train({ relaxed, model: kind, config, batch, steps, dist = '/dist' }) {
+  const attn = await load(relaxed, dist);
+  const model = new attn[kind]({ ...config, dropout: 0, seed: 1 });
+  const { src, lens, tgtIn, tgtOut } = batchOf(batch, steps, config.srcVocabSize, 7);
+  const step = { pad: PAD, lr: 0.001, clip: 1 };
+  return {
+    run: () => model.trainStep(src, lens, tgtIn, tgtOut, step),
+    flops: 0,
+    check: (loss) => (Number.isFinite(loss) && loss > 0) || `the step's loss is ${loss}`,
+  };
+}
+
+const RUNNERS = { microkernel, block, sdpa, train };
 const prepared = new Map();
 
 // Calls per sample: doubled until they take sampleMs.

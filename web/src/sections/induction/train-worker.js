@@ -15,6 +15,7 @@
 //                { type: 'error', message }
 
 import { loadAttention, readSafetensors } from 'attention-wasm';
+import { TRAINING_THREADS } from '../../workers/training-threads.js';
 import { heartbeatWhile } from '../../workers/heartbeat.js';
 import { yieldToMessages } from '../../workers/yield-to-messages.js';
 import {
@@ -79,7 +80,7 @@ async function loadShipped(modelBase) {
 }
 
 async function init({ modelBase }) {
-  attn = await loadAttention();
+  attn = await loadAttention({ threads: TRAINING_THREADS });
   shipped = await loadShipped(modelBase);
   current = shipped;
   state = 'idle';

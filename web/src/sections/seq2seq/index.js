@@ -126,8 +126,8 @@ export function mountSeq2SeqSection(root, settings) {
       },
       onRestart: () => console.warn(`${root.id}: the training worker stopped answering while it loaded; started another`),
       // Started when the section is a screen away: a reader of the first sections does not pay
-      // for the two training workers (each loads the package on every core and a shipped model,
-      // and scores it held out).
+      // for the two training workers (each loads the package and a shipped model, and scores it
+      // held out).
       startWhen: (start) => whenNear(root, start),
     },
   );

@@ -5,6 +5,7 @@
 // postMessage, tagged with the run.
 
 import { loadAttention } from 'attention-wasm';
+import { TRAINING_THREADS } from '../../workers/training-threads.js';
 import { prepareTask, taskSpec } from '../../../shared/translation/tasks.js';
 import { EPOCHS as TRAIN_EPOCHS, Trainer } from '../../../shared/translation/trainer.js';
 import { COMPARE_TASK, trainSideBySide } from './attention-comparison.js';
@@ -73,7 +74,7 @@ async function train() {
 /** Loads the package and shows the task's shipped model. */
 export async function init(message) {
   config = { ...config, ...message };
-  attn = await loadAttention();
+  attn = await loadAttention({ threads: TRAINING_THREADS });
   await showShipped();
 }
 
