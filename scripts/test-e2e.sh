@@ -8,7 +8,7 @@
 # firefox-* and WebKit's webkit-*.
 #
 # The files run one after the other. A file that fails in WebKit and nowhere else runs once more
-# in WebKit alone, and passes if it passes then: in two clean-clone runs of 2026-11-28 one
+# in WebKit alone, and passes if it passes then: in three clean-clone runs of 2026-11-28 one
 # WebDriver request of WebKit's automation went unanswered for minutes, in a different test each
 # time, while the same tests passed when run again by hand (docs/development.md). A retried file
 # is named at the end, with the failure the first run printed above it.

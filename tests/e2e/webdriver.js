@@ -67,7 +67,8 @@ export class Session {
   // `timeout` (ms) bounds the wait for the browser to start and answer: a WebKitWebDriver whose
   // MiniBrowser never connects holds the request until fetch gives up, 300 s later. `stall`, if
   // given, { after, describe }, bounds every command: one without an answer `after` ms is
-  // abandoned with an error that says what `describe()` (async, lines of text) found then.
+  // abandoned with an error that says what `describe()` (async, lines of text) found then; a
+  // script timeout's error says what it found just after.
   static async create(url, capabilities, { timeout, stall } = {}) {
     const { sessionId } = await request(url, 'POST', '/session', { capabilities: { alwaysMatch: capabilities } },
       timeout && AbortSignal.timeout(timeout));
@@ -91,11 +92,22 @@ export class Session {
     try {
       return await request(this.#base, method, path, body, abort.signal);
     } catch (error) {
-      if (!abort.signal.aborted) throw error;
-      throw new WebDriverError(`${method} ${path || '/'}`, {
-        error: 'no answer',
-        message: `none in ${after / 1000} s; the browser's processes then:\n${found.join('\n')}`,
-      });
+      if (abort.signal.aborted) {
+        throw new WebDriverError(`${method} ${path || '/'}`, {
+          error: 'no answer',
+          message: `none in ${after / 1000} s; the browser's processes then:\n${found.join('\n')}`,
+        });
+      }
+      // A script that outlived the session's script timeout ("script timeout"), or the
+      // automation's own "timeout" (seen after 60 s and after 300 s of a wait that reports every
+      // 10 s): the page was as stuck as a request without an answer, so the error says what the
+      // processes were doing just after.
+      if (error.error === 'timeout' || error.error === 'script timeout') {
+        clearTimeout(timer);
+        const now = await describe().catch((e) => [`(no description: ${e.message})`]);
+        error.message += `; the browser's processes then:\n${now.join('\n')}`;
+      }
+      throw error;
     } finally {
       clearTimeout(timer);
     }
