@@ -167,12 +167,7 @@ class RowMask {
   // 1 - (capped / softcap)^2 for each visible key and 0 for a hidden one (the backward's factor;
   // a hidden key's weight is 0).
   float apply(float* scores, Index j0, Index count, float* softcap_grad = nullptr) const {
-    if (key_bias_ && !additive_row_ && !bool_row_ && !padding_row_ && softcap_ == 0.0f &&
-        slope_ == 0.0f) {
-      return apply_key_bias(scores, j0, count);
-    }
-    if (additive_row_ || bool_row_ || padding_row_ || key_bias_ ||
-        (self_ >= j0 && self_ < j0 + count)) {
+    if (additive_row_ || bool_row_ || padding_row_ || (self_ >= j0 && self_ < j0 + count)) {
       if (softcap_ > 0.0f || slope_ != 0.0f) {
         kernel_table().modify_scores(scores, count, softcap_, slope_, query_ - j0, softcap_grad);
       }
@@ -190,11 +185,18 @@ class RowMask {
     // outside.
     const Index begin = std::clamp(visible_begin_, j0, j0 + count);
     const Index end = std::clamp(visible_end_, begin, j0 + count);
-    float max = softcap_ > 0.0f || slope_ != 0.0f
-                    ? kernel_table().modify_scores(
-                          scores + (begin - j0), end - begin, softcap_, slope_, query_ - begin,
-                          softcap_grad ? softcap_grad + (begin - j0) : nullptr)
-                    : f32_row_max(scores + (begin - j0), end - begin);
+    float* run = scores + (begin - j0);
+    const bool modified = softcap_ > 0.0f || slope_ != 0.0f;
+    float max = modified ? kernel_table().modify_scores(
+                               run, end - begin, softcap_, slope_, query_ - begin,
+                               softcap_grad ? softcap_grad + (begin - j0) : nullptr)
+                         : 0.0f;
+    // The key bias comes after the modifiers; the pass that adds it finds the max.
+    if (key_bias_) {
+      max = f32_add_row_max(run, key_bias_ + begin, end - begin);
+    } else if (!modified) {
+      max = f32_row_max(run, end - begin);
+    }
     std::fill(scores, scores + (begin - j0), fill_);
     std::fill(scores + (end - j0), scores + count, fill_);
     if (softcap_grad) {
@@ -203,23 +205,6 @@ class RowMask {
     }
     if (begin > j0 || end < j0 + count) max = simd::nan_max(max, fill_);
     return max;
-  }
-
-  // apply() with the key bias alone among the modifiers and the additive masks, in one vector
-  // pass: kernel regression's every block.
-  float apply_key_bias(float* scores, Index j0, Index count) const {
-    const Index begin = std::clamp(visible_begin_, j0, j0 + count);
-    const Index end = std::clamp(visible_end_, begin, j0 + count);
-    float max = f32_add_row_max(scores + (begin - j0), key_bias_ + begin, end - begin);
-    std::fill(scores, scores + (begin - j0), fill_);
-    std::fill(scores + (end - j0), scores + count, fill_);
-    bool hid = begin > j0 || end < j0 + count;
-    if (self_ >= begin && self_ < end) {
-      scores[self_ - j0] = fill_;
-      max = f32_row_max(scores + (begin - j0), end - begin);
-      hid = true;
-    }
-    return hid ? simd::nan_max(max, fill_) : max;
   }
 
   // values[c] = 0 where key j0 + c is hidden.
