@@ -462,3 +462,18 @@ TEST_CASE("The Gaussian through attention gives the same output with and without
   CHECK(plain.weights.size() == 0);
   CHECK(weighted.output == plain.output);
 }
+
+TEST_CASE("The Gaussian through attention with no value columns gives empty outputs",
+          "[regression]") {
+  const Matrix keys = ref::random_matrix(300, 4, 49);
+  const Matrix values(300, 0);
+  const Matrix queries = ref::random_matrix(70, 4, 50);
+  const auto got = attn::kernel_regression(keys, values, queries, Similarity::Gaussian, 2.0f);
+  REQUIRE(got.output.rows() == 70);
+  REQUIRE(got.output.cols() == 0);
+  const auto expected = ref::nadaraya_watson(ref::to_double(keys), ref::to_double(values),
+                                             ref::to_double(queries), Similarity::Gaussian, 2.0);
+  ref::check_close(got.weights, expected.weights, ref::kTight, "weights");
+  const auto search = attn::leave_one_out(keys, values, Similarity::Gaussian, {2.0f});
+  CHECK(search.errors[0] == 0.0f);
+}
