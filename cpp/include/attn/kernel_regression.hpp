@@ -12,13 +12,17 @@ namespace attn {
 // f(q) = sum_i alpha(q, k_i) v_i / sum_j alpha(q, k_j) with alpha from `similarity`, d = ||q - k||.
 // keys [n, dx], values [n, dy], queries [m, dx] -> output [m, dy]; weights [m, n] (each row sums
 // to 1, or is all zeros, see below) are written only when `weights` is non-null, and nothing of
-// size m x n is allocated otherwise: the estimate is computed one query at a time.
+// size m x n is allocated otherwise: the estimate is computed a block of queries at a time.
 // The Gaussian weights are computed in log-sum-exp form, softmax(-||q - k_i||^2 / (2 sigma^2)),
 // so a small bandwidth never underflows every weight to 0: as sigma -> 0 the estimate tends to
 // the value of the nearest key (the mean of the nearest keys' values on ties). Each weight is
 // within 2^-15 of its exact value (relative, beyond exp's few ulp): through the fused attention
 // kernel where float products' rounding allows that, else with the distances in double
-// (cpp/src/attention/gaussian_attention.hpp says when).
+// (cpp/src/attention/gaussian_attention.hpp says when). The boxcar's and Epanechnikov's weights
+// are those of the distances in double: float products say which keys are out of reach (and
+// inside the boxcar) wherever their rounding cannot change the answer, and only the keys near
+// the edge, and Epanechnikov's inside, get their distance in double
+// (cpp/src/attention/compact_reach.hpp).
 // A query that no key reaches has all-zero weights and a NaN output row: there is nothing to
 // average, and NaN says so instead of a made-up 0. That happens with no keys (n = 0), and with
 // the compactly supported boxcar (every d > sigma) and Epanechnikov (every d >= sigma).

@@ -7,16 +7,14 @@
 //
 // The price is float rounding in the dot products, which the difference of two such scores
 // keeps while their common part cancels: the exponent t_j = (d_j^2 - d_min^2) / 2 sigma^2 is off
-// by at most (d + 6) u (Q + K)^2 / sigma^2 (u = 2^-24, Q and K the largest query and key norms
-// once both are centred on the keys' mean; the dot product's d roundings, the query's scaling,
-// the bias and the centring each counted at their worst). A weight exp(-t_j) is then within that
+// by at most the products' rounding bound over sigma^2 (centred_products.hpp: (d + 6) u (Q + K)^2,
+// the query's scaling and the bias within its margin). A weight exp(-t_j) is then within that
 // factor of exp's (relative) of its exact value. exact_enough() says whether that bound is within
 // kWeightTolerance; where it is not (a bandwidth small against the data's spread, or data that
 // are not finite), kernel regression keeps its rows in double (kernels/regression_rows.hpp).
 
-#include <vector>
-
 #include "attn/tensor.hpp"
+#include "centred_products.hpp"
 
 namespace attn::detail {
 
@@ -36,11 +34,8 @@ class GaussianAttention {
   void run(float bandwidth, float* output, float* weights) const;
 
  private:
-  Index n_, m_, d_, dy_;
-  bool leave_one_out_;
-  Matrix keys_, queries_, values_;  // keys and queries centred on the keys' mean
-  std::vector<double> key_norms_;   // ||k_j||^2, centred
-  double largest_;                  // Q + K
+  CentredProducts data_;
+  Matrix values_;
 };
 
 }  // namespace attn::detail

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "checks.hpp"
+#include "compact_reach.hpp"
 #include "gaussian_attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/regression_rows.hpp"
@@ -19,7 +21,6 @@ using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic>;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
-constexpr Index kNoKey = -1;
 // Query rows per task: every row is computed alone, so the split changes no bit of the result;
 // a fixed size keeps the tasks the same whatever the thread count.
 constexpr Index kRowsPerTask = 16;
@@ -39,6 +40,19 @@ Index row_work(Index rows, const MatrixRef& keys, const MatrixRef& values) {
 // plain mean).
 bool attention_shaped(Similarity similarity, const MatrixRef& keys) {
   return similarity == Similarity::Gaussian && keys.rows() > 0 && keys.cols() > 0;
+}
+
+// Features from which the products that say which keys a compact kernel reaches
+// (compact_reach.hpp) save time: a distance in double costs about what its product does at few
+// features (d = 1: the reach ran at 0.64-0.70 of the rows' speed), and the rows' loop computes
+// it alone.
+constexpr Index kReachFeatures = 8;
+
+// Whether the kernel is compactly supported (boxcar, Epanechnikov), so that the float products
+// can say which keys it reaches, and there are keys and features enough for them.
+bool compact(Similarity similarity, const MatrixRef& keys) {
+  return (similarity == Similarity::Boxcar || similarity == Similarity::Epanechnikov) &&
+         keys.rows() > 0 && keys.cols() >= kReachFeatures;
 }
 
 void check_keys_values(const MatrixRef& keys, const MatrixRef& values) {
@@ -91,29 +105,29 @@ class Values {
   std::vector<float> packed_;  // the column, or its panels
 };
 
-// What one thread works in: one query's squared distances (double) and, when the caller keeps
-// no weights, its weights row.
+// What one thread works in: its task's squared distances (double; one row at a time, or the
+// task's rows at once from the compact reach) and their float products, and, when the caller
+// keeps no weights, one weights row.
 struct RowScratch {
-  RowScratch(Index n, bool weights)
-      : squared(static_cast<size_t>(n)), row(static_cast<size_t>(weights ? 0 : n)) {}
+  RowScratch(Index n, bool weights, bool reach)
+      : squared(static_cast<size_t>(reach ? kRowsPerTask * n : n)),
+        products(static_cast<size_t>(reach ? kRowsPerTask * n : 0)),
+        row(static_cast<size_t>(weights ? 0 : n)) {}
   std::vector<double> squared;
+  std::vector<float> products;
   std::vector<float> row;
 };
 
-// One query's estimate in `output` [dy] against every key except `skip` (leave-one-out, or
-// kNoKey), its normalised weights [n] in `weights` when non-null (else the scratch's row). The
-// values are pooled with the weights before they are normalised and the sum divided once by the
-// total, so the output's bits do not depend on whether weights are asked for. Returns false, with
-// zero weights and a NaN output, when no key reaches the query.
-bool estimate_row(const float* query, const Keys& keys, const Values& values, Similarity similarity,
-                  float bandwidth, Index skip, RowScratch& scratch, float* weights, float* output) {
-  const Index n = keys.count();
+// One query's estimate in `output` [dy] from its squared distances to every key (`nearest` the
+// smallest, which the Gaussian alone reads; key `skip` at +infinity, or kNoKey), its normalised
+// weights [n] in `weights` when non-null (else the scratch's row). The values are pooled with
+// the weights before they are normalised and the sum divided once by the total, so the
+// output's bits do not depend on whether weights are asked for. Returns false, with zero
+// weights and a NaN output, when no key reaches the query.
+bool estimate(const double* squared, double nearest, Index n, const Values& values,
+              Similarity similarity, float bandwidth, Index skip, RowScratch& scratch,
+              float* weights, float* output) {
   float* w = weights ? weights : scratch.row.data();
-  double* squared = scratch.squared.data();
-  // The nearest key's squared distance: its Gaussian weight is 1 (log-sum-exp form); with no
-  // key but `skip` (+inf) every weight is 0.
-  const double nearest =
-      detail::f64_squared_distances(query, keys.data(), n, keys.dim(), skip, squared);
   const float total = similarity == Similarity::Gaussian
                           ? detail::gaussian_weights(squared, n, nearest, bandwidth, w)
                           : detail::similarity_weights(similarity, squared, n, bandwidth, skip, w);
@@ -127,6 +141,51 @@ bool estimate_row(const float* query, const Keys& keys, const Values& values, Si
   if (weights) detail::f32_divide(weights, n, total);
   return true;
 }
+
+// Where a task's squared distances come from: the compact reach (compact_reach.hpp) for a
+// boxcar or Epanechnikov kernel where it pays, else the rows in double, a query at
+// a time. `row(i)` gives query i's, with their nearest; call `task(first, last)` first.
+class Distances {
+ public:
+  Distances(const Keys& keys, const MatrixRef& queries, const detail::CompactReach* reach,
+            Similarity similarity, float bandwidth, bool leave_one_out, RowScratch& scratch)
+      : keys_(keys),
+        queries_(queries),
+        reach_(reach),
+        similarity_(similarity),
+        bandwidth_(bandwidth),
+        leave_one_out_(leave_one_out),
+        scratch_(scratch) {}
+
+  void task(Index first, Index last) {
+    first_ = first;
+    if (reach_) {
+      reach_->squared_distances(similarity_, bandwidth_, first, last - first,
+                                scratch_.products.data(), scratch_.squared.data());
+    }
+  }
+
+  const double* row(Index i, double& nearest) {
+    if (reach_) {
+      nearest = 0.0;  // unread: the compact kernels' weights need no shift
+      return scratch_.squared.data() + (i - first_) * keys_.count();
+    }
+    nearest = detail::f64_squared_distances(queries_.row(i).data(), keys_.data(), keys_.count(),
+                                            keys_.dim(), leave_one_out_ ? i : detail::kNoKey,
+                                            scratch_.squared.data());
+    return scratch_.squared.data();
+  }
+
+ private:
+  const Keys& keys_;
+  const MatrixRef& queries_;
+  const detail::CompactReach* reach_;
+  Similarity similarity_;
+  float bandwidth_;
+  bool leave_one_out_;
+  RowScratch& scratch_;
+  Index first_ = 0;
+};
 
 }  // namespace
 
@@ -149,15 +208,27 @@ void kernel_regression(const MatrixRef& keys, const MatrixRef& values, const Mat
   }
   const Index m = queries.rows(), tasks = row_tasks(m);
   const Keys keyed(keys);
+  std::optional<detail::CompactReach> reach;
+  if (compact(similarity, keys) && m > 0) {
+    reach.emplace(keys, keyed.data(), &queries);
+    if (!reach->pays(similarity, bandwidth)) reach.reset();
+  }
+  const detail::CompactReach* reached = reach ? &*reach : nullptr;
   const Values pooled(values);
   std::vector<RowScratch> scratch(
       static_cast<size_t>(std::min<Index>(detail::thread_pool().threads(), tasks)),
-      RowScratch(keys.rows(), weights != nullptr));
+      RowScratch(keys.rows(), weights != nullptr, reached != nullptr));
   detail::run_split(tasks, row_work(m, keys, values), [&](Index task, int slot) {
     RowScratch& own = scratch[static_cast<size_t>(slot)];
-    for (Index i = task * kRowsPerTask; i < std::min(m, (task + 1) * kRowsPerTask); ++i) {
-      estimate_row(queries.row(i).data(), keyed, pooled, similarity, bandwidth, kNoKey, own,
-                   weights ? weights->row(i).data() : nullptr, output.row(i).data());
+    const Index first = task * kRowsPerTask, last = std::min(m, first + kRowsPerTask);
+    Distances distances(keyed, queries, reached, similarity, bandwidth, /*leave_one_out=*/false,
+                        own);
+    distances.task(first, last);
+    for (Index i = first; i < last; ++i) {
+      double nearest = 0.0;
+      const double* squared = distances.row(i, nearest);
+      estimate(squared, nearest, keys.rows(), pooled, similarity, bandwidth, detail::kNoKey, own,
+               weights ? weights->row(i).data() : nullptr, output.row(i).data());
     }
   });
 }
@@ -188,7 +259,7 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
   // attention (gaussian_attention.hpp) predict every key in one call; the others a block of keys
   // a task, all of them in one split.
   std::vector<double> errors(static_cast<size_t>(count * n));
-  std::vector<char> reached(errors.size());
+  std::vector<char> reached_key(errors.size());
   std::vector<Index> by_rows;  // the bandwidths left to the rows
   if (attention_shaped(similarity, keys) && n >= 2) {
     const detail::GaussianAttention gaussian(keys, values, /*queries=*/nullptr);
@@ -202,31 +273,49 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
       gaussian.run(bandwidth, predictions.data(), nullptr);
       for (Index i = 0; i < n; ++i) {
         const auto at = static_cast<size_t>(b * n + i);
-        reached[at] = 1;  // the Gaussian reaches every other key
+        reached_key[at] = 1;  // the Gaussian reaches every other key
         errors[at] = (predictions.row(i) - values.row(i)).cast<double>().squaredNorm();
       }
     }
   } else {
     for (Index b = 0; b < count; ++b) by_rows.push_back(b);
   }
+  // The compact kernels' reach (compact_reach.hpp), for the bandwidths where it pays.
   const Keys keyed(keys);
+  std::optional<detail::CompactReach> reach;
+  std::vector<char> reach_pays(static_cast<size_t>(count), 0);
+  if (compact(similarity, keys)) {
+    reach.emplace(keys, keyed.data(), /*queries=*/nullptr);
+    for (Index b = 0; b < count; ++b) {
+      reach_pays[static_cast<size_t>(b)] =
+          reach->pays(similarity, bandwidths[static_cast<size_t>(b)]);
+    }
+  }
   const Values pooled(values);
   const auto row_count = static_cast<Index>(by_rows.size());
   const auto slots =
       static_cast<size_t>(std::min<Index>(detail::thread_pool().threads(), row_count * tasks));
-  std::vector<RowScratch> scratch(slots, RowScratch(n, /*weights=*/false));
+  std::vector<RowScratch> scratch(slots, RowScratch(n, /*weights=*/false, reach.has_value()));
   std::vector<RowVector> prediction(slots, RowVector(values.cols()));
   detail::run_split(
       row_count * tasks, row_work(row_count * n, keys, values), [&](Index task, int slot) {
         const Index b = by_rows[static_cast<size_t>(task / tasks)],
-                    first = task % tasks * kRowsPerTask;
+                    first = task % tasks * kRowsPerTask, last = std::min(n, first + kRowsPerTask);
+        const float bandwidth = bandwidths[static_cast<size_t>(b)];
         RowScratch& own = scratch[static_cast<size_t>(slot)];
         RowVector& p = prediction[static_cast<size_t>(slot)];
-        for (Index i = first; i < std::min(n, first + kRowsPerTask); ++i) {
+        const detail::CompactReach* reached =
+            reach_pays[static_cast<size_t>(b)] ? &*reach : nullptr;
+        Distances distances(keyed, keys, reached, similarity, bandwidth, /*leave_one_out=*/true,
+                            own);
+        distances.task(first, last);
+        for (Index i = first; i < last; ++i) {
           const auto at = static_cast<size_t>(b * n + i);
-          reached[at] = estimate_row(keys.row(i).data(), keyed, pooled, similarity,
-                                     bandwidths[static_cast<size_t>(b)], i, own, nullptr, p.data());
-          errors[at] = reached[at] ? (p - values.row(i)).cast<double>().squaredNorm() : 0.0;
+          double nearest = 0.0;
+          const double* squared = distances.row(i, nearest);
+          reached_key[at] = estimate(squared, nearest, n, pooled, similarity, bandwidth, i, own,
+                                     nullptr, p.data());
+          errors[at] = reached_key[at] ? (p - values.row(i)).cast<double>().squaredNorm() : 0.0;
         }
       });
   BandwidthSearch search{{}, kNaN};
@@ -235,7 +324,7 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
     // Summed in double: n squared errors of similar size would lose ~log2(n) bits in float.
     double total = n >= 2 ? 0.0 : double{kInfinity};
     for (Index i = 0; i < n; ++i) {
-      if (!reached[static_cast<size_t>(b * n + i)]) {
+      if (!reached_key[static_cast<size_t>(b * n + i)]) {
         total = double{kInfinity};  // key i has no estimate: this bandwidth cannot be scored
         break;
       }

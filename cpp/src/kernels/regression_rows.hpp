@@ -11,9 +11,12 @@
 
 namespace attn::detail {
 
+// The `skip` of a query that hides no key (leave-one-out hides its own).
+constexpr Index kNoKey = -1;
+
 // squared[j] = ||query - key j||^2 for j < n, keys feature-major (feature f of key j at
 // keys_t[f * n + j]): the differences of floats are exact in double, their squares rounded once
-// each and summed in feature order. Key `skip` (leave-one-out; -1 for none) gets +inf. Returns
+// each and summed in feature order. Key `skip` (leave-one-out; kNoKey for none) gets +inf. Returns
 // the smallest squared distance, NaN passed over: +inf when no key but `skip` has a number.
 double f64_squared_distances(const float* query, const float* keys_t, Index n, Index dim,
                              Index skip, double* squared);
@@ -27,7 +30,7 @@ double f64_squared_distances(const float* query, const float* keys_t, Index n, I
 float gaussian_weights(const double* squared, Index n, double nearest, float bandwidth, float* w);
 
 // The compactly supported and constant kernels: w[j] = similarity(sqrt(squared[j]) / bandwidth),
-// and 0 for key `skip` (-1 for none); returns their sum.
+// and 0 for key `skip` (kNoKey for none); returns their sum.
 float similarity_weights(Similarity similarity, const double* squared, Index n, float bandwidth,
                          Index skip, float* w);
 

@@ -3,7 +3,7 @@
 //   - at d = 1 (the notes' examples), n keys and n queries: kernel evaluations per second of each
 //     kernel and of leaveOneOut (one bandwidth), the Gaussian against the issue's rate of
 //     500 M per second;
-//   - at d = 64 (queries, keys and values [n, 64]), the Gaussian and boxcar against
+//   - at d = 64 (queries, keys and values [n, 64]), the Gaussian, boxcar and Epanechnikov against
 //     scaledDotProductAttention on the same shapes, timed in turns: SDPA's time ÷ theirs, i.e.
 //     their GFLOP/s counting SDPA's 4 n² d flops for both, ÷ SDPA's.
 // Each call is checked on a few queries against the float64 reference (harness/reference.js).
@@ -58,10 +58,10 @@ async function run({ quick, builds }) {
     const as3d = (x) => ({ data: x.data, shape: [1, n, d] });
     const sdpa = () => simd.scaledDotProductAttention(as3d(q), as3d(k), as3d(v)).output.data;
     const regression = (kernel) => () => simd.kernelRegression({ ...data, kernel, bandwidth }).output.data;
-    for (const kernel of ['gaussian', 'boxcar']) check(simd, data, kernel, bandwidth);
-    const [attention, gaussian, boxcar] = await measureInTurns([sdpa, regression('gaussian'), regression('boxcar')].map((fn) => ({ fn })), { samples: quick ? 3 : 5, sampleMs: 50 });
+    for (const kernel of KERNELS) check(simd, data, kernel, bandwidth);
+    const [attention, ...times] = await measureInTurns([sdpa, ...KERNELS.map(regression)].map((fn) => ({ fn })), { samples: quick ? 3 : 5, sampleMs: 50 });
     const gflops = (ms) => (4 * n * n * d) / (ms * 1e6);
-    for (const [kernel, time] of [['gaussian', gaussian], ['boxcar', boxcar]]) {
+    for (const [kernel, time] of KERNELS.map((kernel, i) => [kernel, times[i]])) {
       const ratio = attention.ms / time.ms;
       results.push({ name: `kernelRegression ${kernel}, d = ${d}, n = m = ${n}`, ms: time.ms, sdpaMs: attention.ms, ratio });
       rows.push([`kernelRegression ${kernel}, d = ${d}, n = m = ${n} (SDPA's flops)`, time.ms.toFixed(1), `${gflops(time.ms).toFixed(1)} GFLOP/s, ${ratio.toFixed(2)} of SDPA's ${gflops(attention.ms).toFixed(1)}`]);
