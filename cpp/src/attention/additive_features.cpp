@@ -3,14 +3,15 @@
 #include <algorithm>
 
 #include "kernels/activation_kernels.hpp"
+#include "kernels/row_kernels.hpp"
 
 namespace attn::detail {
 
 namespace {
 
 // The features are formed a run of kRun at a time on the stack, so that nothing here allocates:
-// the Bahdanau decoder calls these from its tasks, one batch row each. Every sum still runs over
-// c in order.
+// the Bahdanau decoder calls these from its tasks, one batch row each. A score sums its runs in
+// order, each run's products in lanes (f32_dot): a fixed order, whatever the thread count.
 constexpr Index kRun = 64;
 
 // f[0, n) = tanh(pq + pk)[c0, c0 + n), a run of one pair's features.
@@ -30,7 +31,7 @@ void additive_scores(const float* pq, Index nq, const float* pk, Index nk, Index
       for (Index c0 = 0; c0 < h; c0 += kRun) {
         const Index n = std::min(kRun, h - c0);
         features(pq + i * h, pk + j * h, c0, n, f);
-        for (Index c = 0; c < n; ++c) score += wv[c0 + c] * f[c];
+        score += f32_dot(wv + c0, f, n);
       }
       scores[i * ld + j] = score;
     }

@@ -11,6 +11,7 @@
 #include "gaussian_attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/regression_rows.hpp"
+#include "kernels/row_kernels.hpp"
 #include "parallel/split.hpp"
 
 namespace attn {

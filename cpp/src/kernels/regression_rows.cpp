@@ -119,16 +119,4 @@ void f32_divide(float* x, Index n, float divisor) {
   for (; j < n; ++j) x[j] /= divisor;
 }
 
-float f32_dot(const float* a, const float* b, Index n) {
-  simd::F32x4 sum[2] = {simd::splat(0.0f), simd::splat(0.0f)};  // two chains of adds
-  Index j = 0;
-  for (; j + 8 <= n; j += 8) {
-    sum[0] = simd::multiply_add(simd::load(a + j), simd::load(b + j), sum[0]);
-    sum[1] = simd::multiply_add(simd::load(a + j + 4), simd::load(b + j + 4), sum[1]);
-  }
-  float total = simd::horizontal_sum(sum[0] + sum[1]);
-  for (; j < n; ++j) total += a[j] * b[j];
-  return total;
-}
-
 }  // namespace attn::detail

@@ -40,7 +40,4 @@ float f32_sum(const float* w, Index n);
 // x[j] /= divisor for j < n.
 void f32_divide(float* x, Index n, float divisor);
 
-// sum_j a[j] b[j], in lanes.
-float f32_dot(const float* a, const float* b, Index n);
-
 }  // namespace attn::detail

@@ -11,6 +11,18 @@ namespace attn::detail {
 
 using simd::F32x4;
 
+float f32_dot(const float* a, const float* b, Index n) {
+  F32x4 sum[2] = {simd::splat(0.0f), simd::splat(0.0f)};  // two chains of adds
+  Index j = 0;
+  for (; j + 8 <= n; j += 8) {
+    sum[0] = simd::multiply_add(simd::load(a + j), simd::load(b + j), sum[0]);
+    sum[1] = simd::multiply_add(simd::load(a + j + 4), simd::load(b + j + 4), sum[1]);
+  }
+  float total = simd::horizontal_sum(sum[0] + sum[1]);
+  for (; j < n; ++j) total += a[j] * b[j];
+  return total;
+}
+
 float f32_row_max(const float* s, Index n) {
   F32x4 m = simd::splat(-std::numeric_limits<float>::infinity());
   Index j = 0;

@@ -1,10 +1,13 @@
 #pragma once
-// Row operations of the softmax, written on the portable 4-lane vector (simd/f32x4.hpp): SIMD128
-// in the wasm SIMD build, plain floats (the scalar twin) elsewhere.
+// Row operations of the softmax, and a row's dot product, written on the portable 4-lane vector
+// (simd/f32x4.hpp): SIMD128 in the wasm SIMD build, plain floats (the scalar twin) elsewhere.
 
 #include "attn/tensor.hpp"
 
 namespace attn::detail {
+
+// sum_j a[j] b[j], in lanes: two chains of four partial sums, added at the end.
+float f32_dot(const float* a, const float* b, Index n);
 
 // The largest of s[0..n), NaN if any is NaN; -inf for n = 0.
 float f32_row_max(const float* s, Index n);
