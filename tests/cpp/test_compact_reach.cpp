@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "attention/compact_reach.hpp"
@@ -135,4 +136,27 @@ TEST_CASE("Epanechnikov's rows go whole in double where the reach meets most key
                            Similarity::Epanechnikov, sigma);
   ref::check_close(got.weights, expected.weights, ref::kTight, "weights");
   for (Index i = 16; i < 20; ++i) CHECK(got.weights.row(i).minCoeff() > 0.0f);
+}
+
+TEST_CASE("A value that is not finite makes every estimate NaN, reached or not, as 0 x inf does",
+          "[regression]") {
+  // Few keys within reach, so the pooling would go over those alone; an infinite value at a key
+  // out of every query's reach still gives NaN (0 * inf), as the dense product and the float64
+  // reference do, while the weights are untouched.
+  EdgeData data = edge_data(300, 130, 40, 16);
+  data.values(299, 1) = std::numeric_limits<float>::infinity();
+  for (Similarity kernel : {Similarity::Boxcar, Similarity::Epanechnikov}) {
+    CAPTURE(attn::similarity_name(kernel));
+    const auto got =
+        attn::kernel_regression(data.keys, data.values, data.queries, kernel, kBandwidth);
+    const auto expected =
+        ref::nadaraya_watson(ref::to_double(data.keys), ref::to_double(data.values),
+                             ref::to_double(data.queries), kernel, kBandwidth);
+    ref::check_close(got.weights, expected.weights, ref::kTight, "weights");
+    for (Index i = 0; i < 40; ++i) {
+      CAPTURE(i);
+      CHECK(std::isnan(got.output(i, 1)));
+      CHECK(got.output(i, 0) == Approx(expected.output(i, 0)).epsilon(1e-4));
+    }
+  }
 }

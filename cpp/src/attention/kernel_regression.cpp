@@ -12,6 +12,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/regression_rows.hpp"
 #include "kernels/row_kernels.hpp"
+#include "kernels/simd/f32x4.hpp"
 #include "parallel/split.hpp"
 
 namespace attn {
@@ -80,6 +81,7 @@ class Values {
   explicit Values(const MatrixRef& values)
       : n_(values.rows()),
         dy_(values.cols()),
+        finite_(values.allFinite()),
         packed_(static_cast<size_t>(n_ * (dy_ == 1 ? 1 : detail::round_up(dy_, detail::kPanel)))) {
     if (dy_ == 1) {
       for (Index j = 0; j < n_; ++j) packed_[static_cast<size_t>(j)] = values(j, 0);
@@ -91,32 +93,61 @@ class Values {
 
   Index dim() const { return dy_; }
 
-  // out [dy] = weights [n] * values.
-  void pool(const float* weights, float* out) const {
+  // out [dy] = weights [n] * values. Where at most a quarter of the weights are nonzero (a compact
+  // kernel's few keys within reach), over those keys alone (`reached` is scratch): a zero weight
+  // adds nothing to a finite sum, so this skips only work, and values that are not all finite
+  // (0 * infinity is NaN) keep the whole product.
+  void pool(const float* weights, std::vector<Index>& reached, float* out) const {
     if (dy_ == 1) {
       out[0] = detail::f32_dot(weights, packed_.data(), n_);
-    } else {
+      return;
+    }
+    reached.clear();
+    if (finite_) {
+      for (Index j = 0; j < n_ && static_cast<Index>(reached.size()) <= n_ / 4; ++j) {
+        if (weights[j] != 0.0f) reached.push_back(j);
+      }
+    }
+    if (!finite_ || static_cast<Index>(reached.size()) > n_ / 4) {
       detail::f32_gemm_panels_serial(weights, n_, 1, n_, packed_.data(), n_ * detail::kPanel, dy_,
                                      out, dy_);
+      return;
+    }
+    for (Index column = 0; column < dy_; column += detail::kPanel) {
+      const float* panel = packed_.data() + column * n_;  // panel column / 16, n rows of 16
+      simd::F32x4 sum[4] = {simd::splat(0.0f), simd::splat(0.0f), simd::splat(0.0f),
+                            simd::splat(0.0f)};
+      for (Index j : reached) {
+        const simd::F32x4 weight = simd::splat(weights[j]);
+        for (int v = 0; v < 4; ++v) {
+          sum[v] =
+              simd::multiply_add(weight, simd::load(panel + j * detail::kPanel + 4 * v), sum[v]);
+        }
+      }
+      detail::store_row_tile(out + column, sum, std::min(detail::kPanel, dy_ - column));
     }
   }
 
  private:
   Index n_, dy_;
+  bool finite_;
   std::vector<float> packed_;  // the column, or its panels
 };
 
 // What one thread works in: its task's squared distances (double; one row at a time, or the
-// task's rows at once from the compact reach) and their float products, and, when the caller
-// keeps no weights, one weights row.
+// task's rows at once from the compact reach) and their float products, when the caller keeps
+// no weights one weights row, and the pooling's list of keys.
 struct RowScratch {
   RowScratch(Index n, bool weights, bool reach)
       : squared(static_cast<size_t>(reach ? kRowsPerTask * n : n)),
         products(static_cast<size_t>(reach ? kRowsPerTask * n : 0)),
-        row(static_cast<size_t>(weights ? 0 : n)) {}
+        row(static_cast<size_t>(weights ? 0 : n)) {
+    reached.reserve(static_cast<size_t>(n / 4 + 1));
+  }
   std::vector<double> squared;
   std::vector<float> products;
   std::vector<float> row;
+  std::vector<Index> reached;  // the keys of nonzero weight, for the pooling
 };
 
 // One query's estimate in `output` [dy] from its squared distances to every key (`nearest` the
@@ -137,7 +168,7 @@ bool estimate(const double* squared, double nearest, Index n, const Values& valu
     std::fill(output, output + values.dim(), kNaN);
     return false;
   }
-  values.pool(w, output);
+  values.pool(w, scratch.reached, output);
   detail::f32_divide(output, values.dim(), total);
   if (weights) detail::f32_divide(weights, n, total);
   return true;
