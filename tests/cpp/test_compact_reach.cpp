@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "attention/compact_reach.hpp"
@@ -43,6 +44,14 @@ EdgeData edge_data(Index key_count, Index query_count, Index planted, Index dim)
   return data;
 }
 
+// The regression at kBandwidth, and its float64 reference.
+std::pair<attn::KernelRegression, ref::Regression> regress(const EdgeData& data,
+                                                           Similarity kernel) {
+  return {attn::kernel_regression(data.keys, data.values, data.queries, kernel, kBandwidth),
+          ref::nadaraya_watson(ref::to_double(data.keys), ref::to_double(data.values),
+                               ref::to_double(data.queries), kernel, kBandwidth)};
+}
+
 // Whether kernel regression takes the reach at this bandwidth (else the rows in double).
 bool narrow(const Matrix& keys, const Matrix* queries, float bandwidth) {
   const Matrix keys_t = keys.transpose();  // feature-major
@@ -63,11 +72,7 @@ TEST_CASE("Compact kernels through their reach weigh keys on the edge as the exa
   REQUIRE(narrow(data.keys, &data.queries, kBandwidth));
   for (Similarity kernel : {Similarity::Boxcar, Similarity::Epanechnikov}) {
     CAPTURE(attn::similarity_name(kernel));
-    const auto got =
-        attn::kernel_regression(data.keys, data.values, data.queries, kernel, kBandwidth);
-    const auto expected =
-        ref::nadaraya_watson(ref::to_double(data.keys), ref::to_double(data.values),
-                             ref::to_double(data.queries), kernel, kBandwidth);
+    const auto [got, expected] = regress(data, kernel);
     for (Index i = 0; i < 40; ++i) {
       CAPTURE(i);
       const bool boxcar = kernel == Similarity::Boxcar;
@@ -147,11 +152,7 @@ TEST_CASE("A value that is not finite makes every estimate NaN, reached or not, 
   data.values(299, 1) = std::numeric_limits<float>::infinity();
   for (Similarity kernel : {Similarity::Boxcar, Similarity::Epanechnikov}) {
     CAPTURE(attn::similarity_name(kernel));
-    const auto got =
-        attn::kernel_regression(data.keys, data.values, data.queries, kernel, kBandwidth);
-    const auto expected =
-        ref::nadaraya_watson(ref::to_double(data.keys), ref::to_double(data.values),
-                             ref::to_double(data.queries), kernel, kBandwidth);
+    const auto [got, expected] = regress(data, kernel);
     ref::check_close(got.weights, expected.weights, ref::kTight, "weights");
     for (Index i = 0; i < 40; ++i) {
       CAPTURE(i);
