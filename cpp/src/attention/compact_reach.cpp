@@ -23,17 +23,6 @@ constexpr Index kSampleQueries = 16;
 
 std::vector<float> to_float(const std::vector<double>& x) { return {x.begin(), x.end()}; }
 
-// ||q - k||^2 in double, the features in order: the arithmetic of f64_squared_distances
-// (kernels/regression_rows.hpp), whose bits the rows' weights come from.
-double exact_squared(const float* query, const float* key, Index dim) {
-  double sum = 0.0;
-  for (Index f = 0; f < dim; ++f) {
-    const double difference = static_cast<double>(key[f]) - static_cast<double>(query[f]);
-    sum = sum + difference * difference;
-  }
-  return sum;
-}
-
 }  // namespace
 
 CompactReach::CompactReach(const MatrixRef& keys, const float* keys_t, const MatrixRef* queries)
@@ -103,7 +92,7 @@ void CompactReach::squared_distances(Similarity similarity, float bandwidth, Ind
     } else {
       for (Index j = 0; j < n && exact > 0; ++j) {
         if (!std::isnan(out[j])) continue;
-        out[j] = exact_squared(query, keys_.row(j).data(), dim);
+        out[j] = f64_squared_distance(query, keys_.row(j).data(), dim);
         --exact;
       }
     }

@@ -94,21 +94,21 @@ class Values {
   Index dim() const { return dy_; }
 
   // out [dy] = weights [n] * values. Where at most a quarter of the weights are nonzero (a compact
-  // kernel's few keys within reach), over those keys alone (`reached` is scratch): a zero weight
+  // kernel's few keys within reach), over those keys alone (`nonzero` is scratch): a zero weight
   // adds nothing to a finite sum, so this skips only work, and values that are not all finite
   // (0 * infinity is NaN) keep the whole product.
-  void pool(const float* weights, std::vector<Index>& reached, float* out) const {
+  void pool(const float* weights, std::vector<Index>& nonzero, float* out) const {
     if (dy_ == 1) {
       out[0] = detail::f32_dot(weights, packed_.data(), n_);
       return;
     }
-    reached.clear();
+    nonzero.clear();
     if (finite_) {
-      for (Index j = 0; j < n_ && static_cast<Index>(reached.size()) <= n_ / 4; ++j) {
-        if (weights[j] != 0.0f) reached.push_back(j);
+      for (Index j = 0; j < n_ && static_cast<Index>(nonzero.size()) <= n_ / 4; ++j) {
+        if (weights[j] != 0.0f) nonzero.push_back(j);
       }
     }
-    if (!finite_ || static_cast<Index>(reached.size()) > n_ / 4) {
+    if (!finite_ || static_cast<Index>(nonzero.size()) > n_ / 4) {
       detail::f32_gemm_panels_serial(weights, n_, 1, n_, packed_.data(), n_ * detail::kPanel, dy_,
                                      out, dy_);
       return;
@@ -117,7 +117,7 @@ class Values {
       const float* panel = packed_.data() + column * n_;  // panel column / 16, n rows of 16
       simd::F32x4 sum[4] = {simd::splat(0.0f), simd::splat(0.0f), simd::splat(0.0f),
                             simd::splat(0.0f)};
-      for (Index j : reached) {
+      for (Index j : nonzero) {
         const simd::F32x4 weight = simd::splat(weights[j]);
         for (int v = 0; v < 4; ++v) {
           sum[v] =
@@ -142,12 +142,12 @@ struct RowScratch {
       : squared(static_cast<size_t>(reach ? kRowsPerTask * n : n)),
         products(static_cast<size_t>(reach ? kRowsPerTask * n : 0)),
         row(static_cast<size_t>(weights ? 0 : n)) {
-    reached.reserve(static_cast<size_t>(n / 4 + 1));
+    nonzero.reserve(static_cast<size_t>(n / 4 + 1));
   }
   std::vector<double> squared;
   std::vector<float> products;
   std::vector<float> row;
-  std::vector<Index> reached;  // the keys of nonzero weight, for the pooling
+  std::vector<Index> nonzero;  // the keys of nonzero weight, for the pooling
 };
 
 // One query's estimate in `output` [dy] from its squared distances to every key (`nearest` the
@@ -168,7 +168,7 @@ bool estimate(const double* squared, double nearest, Index n, const Values& valu
     std::fill(output, output + values.dim(), kNaN);
     return false;
   }
-  values.pool(w, scratch.reached, output);
+  values.pool(w, scratch.nonzero, output);
   detail::f32_divide(output, values.dim(), total);
   if (weights) detail::f32_divide(weights, n, total);
   return true;
@@ -245,15 +245,15 @@ void kernel_regression(const MatrixRef& keys, const MatrixRef& values, const Mat
     reach.emplace(keys, keyed.data(), &queries);
     if (!reach->pays(similarity, bandwidth)) reach.reset();
   }
-  const detail::CompactReach* reached = reach ? &*reach : nullptr;
+  const detail::CompactReach* reach_path = reach ? &*reach : nullptr;
   const Values pooled(values);
   std::vector<RowScratch> scratch(
       static_cast<size_t>(std::min<Index>(detail::thread_pool().threads(), tasks)),
-      RowScratch(keys.rows(), weights != nullptr, reached != nullptr));
+      RowScratch(keys.rows(), weights != nullptr, reach_path != nullptr));
   detail::run_split(tasks, row_work(m, keys, values), [&](Index task, int slot) {
     RowScratch& own = scratch[static_cast<size_t>(slot)];
     const Index first = task * kRowsPerTask, last = std::min(m, first + kRowsPerTask);
-    Distances distances(keyed, queries, reached, similarity, bandwidth, /*leave_one_out=*/false,
+    Distances distances(keyed, queries, reach_path, similarity, bandwidth, /*leave_one_out=*/false,
                         own);
     distances.task(first, last);
     for (Index i = first; i < last; ++i) {
@@ -291,7 +291,7 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
   // attention (gaussian_attention.hpp) predict every key in one call; the others a block of keys
   // a task, all of them in one split.
   std::vector<double> errors(static_cast<size_t>(count * n));
-  std::vector<char> reached_key(errors.size());
+  std::vector<char> reached(errors.size());
   std::vector<Index> by_rows;  // the bandwidths left to the rows
   if (attention_shaped(similarity, keys) && n >= 2) {
     const detail::GaussianAttention gaussian(keys, values, /*queries=*/nullptr);
@@ -305,15 +305,15 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
       gaussian.run(bandwidth, predictions.data(), nullptr);
       for (Index i = 0; i < n; ++i) {
         const auto at = static_cast<size_t>(b * n + i);
-        reached_key[at] = 1;  // the Gaussian reaches every other key
+        reached[at] = 1;  // the Gaussian reaches every other key
         errors[at] = (predictions.row(i) - values.row(i)).cast<double>().squaredNorm();
       }
     }
   } else {
     for (Index b = 0; b < count; ++b) by_rows.push_back(b);
   }
-  // The compact kernels' reach (compact_reach.hpp), for the bandwidths where it pays.
   const Keys keyed(keys);
+  // The compact kernels' reach (compact_reach.hpp), for the bandwidths where it pays.
   std::optional<detail::CompactReach> reach;
   std::vector<char> reach_pays(static_cast<size_t>(count), 0);
   if (compact(similarity, keys)) {
@@ -327,7 +327,8 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
   const auto row_count = static_cast<Index>(by_rows.size());
   const auto slots =
       static_cast<size_t>(std::min<Index>(detail::thread_pool().threads(), row_count * tasks));
-  std::vector<RowScratch> scratch(slots, RowScratch(n, /*weights=*/false, reach.has_value()));
+  const bool any_reach = std::find(reach_pays.begin(), reach_pays.end(), 1) != reach_pays.end();
+  std::vector<RowScratch> scratch(slots, RowScratch(n, /*weights=*/false, any_reach));
   std::vector<RowVector> prediction(slots, RowVector(values.cols()));
   detail::run_split(
       row_count * tasks, row_work(row_count * n, keys, values), [&](Index task, int slot) {
@@ -336,18 +337,18 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
         const float bandwidth = bandwidths[static_cast<size_t>(b)];
         RowScratch& own = scratch[static_cast<size_t>(slot)];
         RowVector& p = prediction[static_cast<size_t>(slot)];
-        const detail::CompactReach* reached =
+        const detail::CompactReach* reach_path =
             reach_pays[static_cast<size_t>(b)] ? &*reach : nullptr;
-        Distances distances(keyed, keys, reached, similarity, bandwidth, /*leave_one_out=*/true,
+        Distances distances(keyed, keys, reach_path, similarity, bandwidth, /*leave_one_out=*/true,
                             own);
         distances.task(first, last);
         for (Index i = first; i < last; ++i) {
           const auto at = static_cast<size_t>(b * n + i);
           double nearest = 0.0;
           const double* squared = distances.row(i, nearest);
-          reached_key[at] = estimate(squared, nearest, n, pooled, similarity, bandwidth, i, own,
-                                     nullptr, p.data());
-          errors[at] = reached_key[at] ? (p - values.row(i)).cast<double>().squaredNorm() : 0.0;
+          reached[at] = estimate(squared, nearest, n, pooled, similarity, bandwidth, i, own,
+                                 nullptr, p.data());
+          errors[at] = reached[at] ? (p - values.row(i)).cast<double>().squaredNorm() : 0.0;
         }
       });
   BandwidthSearch search{{}, kNaN};
@@ -356,7 +357,7 @@ BandwidthSearch leave_one_out(const MatrixRef& keys, const MatrixRef& values, Si
     // Summed in double: n squared errors of similar size would lose ~log2(n) bits in float.
     double total = n >= 2 ? 0.0 : double{kInfinity};
     for (Index i = 0; i < n; ++i) {
-      if (!reached_key[static_cast<size_t>(b * n + i)]) {
+      if (!reached[static_cast<size_t>(b * n + i)]) {
         total = double{kInfinity};  // key i has no estimate: this bandwidth cannot be scored
         break;
       }

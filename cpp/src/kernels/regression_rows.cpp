@@ -53,6 +53,16 @@ double f64_squared_distances(const float* query, const float* keys_t, Index n, I
   return std::min(std::min(m[0], m[1]), std::min(m[2], m[3]));
 }
 
+double f64_squared_distance(const float* query, const float* key, Index dim) {
+  // f64_squared_distances' sum for one key: the first square added to 0.0, the rest in order.
+  double sum = 0.0;
+  for (Index f = 0; f < dim; ++f) {
+    const double difference = static_cast<double>(key[f]) - static_cast<double>(query[f]);
+    sum = sum + difference * difference;
+  }
+  return sum;
+}
+
 float gaussian_weights(const double* squared, Index n, double nearest, float bandwidth, float* w) {
   using simd::F32x4;
   using simd::F64x2;

@@ -21,6 +21,10 @@ constexpr Index kNoKey = -1;
 double f64_squared_distances(const float* query, const float* keys_t, Index n, Index dim,
                              Index skip, double* squared);
 
+// ||query - key||^2 for one key (row-major, dim features) in double: the arithmetic of
+// f64_squared_distances, so the same bits, for a caller that needs a few keys' distances.
+double f64_squared_distance(const float* query, const float* key, Index dim);
+
 // The Gaussian weights in log-sum-exp form, w[j] = exp(-(squared[j] - nearest) / (2 sigma^2))
 // for j < n (nearest the smallest squared distance, so the nearest key's weight is 1 and the
 // row sum >= 1 however small sigma is; a key at +inf gets 0); returns their sum. The exponent's
