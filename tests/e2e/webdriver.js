@@ -105,12 +105,38 @@ export class Session {
       if (error.error === 'timeout' || error.error === 'script timeout') {
         clearTimeout(timer);
         const now = await describe().catch((e) => [`(no description: ${e.message})`]);
-        error.message += `; the browser's processes then:\n${now.join('\n')}`;
+        const page = await this.#probe().catch((e) => [`(no probe: ${e.message})`]);
+        error.message += `; the script began ${JSON.stringify(String(body?.script).slice(0, 160))}`
+          + `; the browser's processes then:\n${now.join('\n')}\nthe page then:\n${page.join('\n')}`;
       }
       throw error;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  // What a page that let a script time out answers now, each probe bounded by a 5 s script
+  // timeout: its state at once (no timer needed), then whether a timer and an animation frame
+  // still come. Tells a page that WebKit holds hidden or suspended from one that is stuck.
+  async #probe() {
+    const { script } = await request(this.#base, 'GET', '/timeouts');
+    await request(this.#base, 'POST', '/timeouts', { script: 5000 });
+    const lines = [];
+    const probes = {
+      state: 'return [document.visibilityState, document.readyState, document.hasFocus(), Math.round(performance.now())].join(" ");',
+      timer: 'const t = performance.now(); return new Promise((r) => setTimeout(() => r(`a timer came after ${Math.round(performance.now() - t)} ms`), 0));',
+      frame: 'const t = performance.now(); return new Promise((r) => requestAnimationFrame(() => r(`a frame came after ${Math.round(performance.now() - t)} ms`)));',
+    };
+    try {
+      for (const [name, probe] of Object.entries(probes)) {
+        const answer = await request(this.#base, 'POST', '/execute/sync', { script: probe, args: [] }, AbortSignal.timeout(15000))
+          .catch((e) => `no answer (${e.message})`);
+        lines.push(`${name}: ${answer}`);
+      }
+    } finally {
+      await request(this.#base, 'POST', '/timeouts', { script });
+    }
+    return lines;
   }
 
   navigate(url) { return this.command('POST', '/url', { url }); }
