@@ -98,10 +98,10 @@ export class Session {
           message: `none in ${after / 1000} s; the browser's processes then:\n${found.join('\n')}`,
         });
       }
-      // A script that outlived the session's script timeout ("script timeout"), or the
-      // automation's own "timeout" (seen after 60 s and after 300 s of a wait that reports every
-      // 10 s): the page was as stuck as a request without an answer, so the error says what the
-      // processes were doing just after.
+      // A script that outlived the session's script timeout ("script timeout"), or WebKit's
+      // "timeout" (a script timeout, or its wait for a navigation to end outliving the page-load
+      // timeout: webkit-page.js): the error says what the script was, what the processes were
+      // doing just after, and how the page answers then.
       if (error.error === 'timeout' || error.error === 'script timeout') {
         clearTimeout(timer);
         const now = await describe().catch((e) => [`(no description: ${e.message})`]);
@@ -118,26 +118,27 @@ export class Session {
   // What a page that let a script time out answers now, each probe bounded by a 5 s script
   // timeout: its state at once (no timer needed), then whether a timer and an animation frame
   // still come. Tells a page that WebKit holds hidden or suspended from one that is stuck.
-  async #probe() {
-    const { script } = await request(this.#base, 'GET', '/timeouts');
-    await request(this.#base, 'POST', '/timeouts', { script: 5000 });
-    const lines = [];
+  #probe() {
     const probes = {
       state: 'return [document.visibilityState, document.readyState, document.hasFocus(), Math.round(performance.now())].join(" ");',
       timer: 'const t = performance.now(); return new Promise((r) => setTimeout(() => r(`a timer came after ${Math.round(performance.now() - t)} ms`), 0));',
       frame: 'const t = performance.now(); return new Promise((r) => requestAnimationFrame(() => r(`a frame came after ${Math.round(performance.now() - t)} ms`)));',
     };
-    try {
+    // Inside the command that timed out: straight to the driver, not through the queue.
+    const send = (method, path, body) => request(this.#base, method, path, body, AbortSignal.timeout(15000));
+    return withTimeouts(send, { script: 5000 }, async () => {
+      const lines = [];
       for (const [name, probe] of Object.entries(probes)) {
-        const answer = await request(this.#base, 'POST', '/execute/sync', { script: probe, args: [] }, AbortSignal.timeout(15000))
-          .catch((e) => `no answer (${e.message})`);
+        const answer = await send('POST', '/execute/sync', { script: probe, args: [] }).catch((e) => `no answer (${e.message})`);
         lines.push(`${name}: ${answer}`);
       }
-    } finally {
-      await request(this.#base, 'POST', '/timeouts', { script });
-    }
-    return lines;
+      return lines;
+    });
   }
+
+  // fn() with the session's timeouts (script, pageLoad, implicit, in ms) set as given, then put
+  // back as they were.
+  withTimeouts(timeouts, fn) { return withTimeouts((...c) => this.command(...c), timeouts, fn); }
 
   navigate(url) { return this.command('POST', '/url', { url }); }
   // Runs `script` (a function body; `arguments` holds `args`) in the page; a returned promise is
@@ -148,6 +149,16 @@ export class Session {
   setWindowRect(rect) { return this.command('POST', '/window/rect', rect); }
   async screenshot() { return Buffer.from(await this.command('GET', '/screenshot'), 'base64'); }
   delete() { return this.command('DELETE', ''); }
+}
+
+async function withTimeouts(send, timeouts, fn) {
+  const before = await send('GET', '/timeouts');
+  await send('POST', '/timeouts', timeouts);
+  try {
+    return await fn();
+  } finally {
+    await send('POST', '/timeouts', Object.fromEntries(Object.keys(timeouts).map((key) => [key, before[key]])));
+  }
 }
 
 async function request(base, method, path, body, signal) {

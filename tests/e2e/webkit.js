@@ -24,10 +24,12 @@ const ENV = { JSC_useSharedArrayBuffer: '1' };
 
 // WebKit's automation times a script out in the page's web process, so a page whose main thread is
 // held answers late or never: in three clean-clone runs of 2026-11-28 one request came back
-// "timeout", after 300 s (fetch's own limit) twice and after 60 s once. A request still open
-// STALL_MS after it was sent is abandoned, and a timeout's error is extended, with what the
-// browser's processes and threads were doing then (process-tree.js), so that the test fails in
-// time and says whether the page was busy or waiting.
+// "timeout", after 300 s (fetch's own limit) twice and after 60 s once (the page-load timeout:
+// the first script on a page waits for its navigation to end, and WebKit now and then waits for
+// one that has, which webkit-page.js's goto() answers). A request still open STALL_MS after it
+// was sent is abandoned, and a timeout's error is extended, with what the browser's processes
+// and threads were doing then (process-tree.js), so that the test fails in time and says
+// whether the page was busy or waiting.
 const SCRIPT_TIMEOUT_MS = 60000;
 const STALL_MS = SCRIPT_TIMEOUT_MS + 30000;
 
