@@ -93,6 +93,15 @@ export const GOALS = Object.freeze({
     issue: 32, section: 'regression', relation: '≥', target: 0.5,
     what: "kernelRegression, Gaussian, queries, keys and values [1024, 64], one thread: SDPA's time on the same shapes ÷ its time",
   },
+  // ---- the building blocks one at a time (attention/primitives.js) ----------------------------
+  primitivesPerCopies: {
+    issue: 32, section: 'primitives', relation: '≤', target: 1.5,
+    what: 'softmax and maskedSoftmax on [8, 512, 512] and [1, 2048, 2048], one thread: time ÷ copying the same bytes into the wasm heap and out, as every call does',
+  },
+  primitivesPerMicrokernel: {
+    issue: 32, section: 'primitives', relation: '≥', target: 0.8,
+    what: "score (scaled dot, d = 64) and bmm ([.., n, n] × [.., n, 64]) on the same shapes, one thread: GFLOP/s ÷ the 2x16 GEMM micro-kernel's",
+  },
   // ---- training steps (training/seq2seq.js, transformer.js, causal-lm.js) ----------------------
   seq2seqVsPyTorch: {
     issue: 11, section: 'seq2seq', relation: '≥', target: 3,

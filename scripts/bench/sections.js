@@ -17,6 +17,7 @@ import masked from './attention/masked.js';
 import mha from './attention/mha.js';
 import modern from './attention/modern.js';
 import peak from './attention/peak.js';
+import primitives from './attention/primitives.js';
 import regression from './attention/regression.js';
 import sdpa from './attention/sdpa.js';
 import weights from './attention/weights.js';
@@ -28,4 +29,4 @@ import causalLM from './training/causal-lm.js';
 import seq2seq from './training/seq2seq.js';
 import transformer from './training/transformer.js';
 
-export const SECTIONS = [sdpa, mha, backward, masked, modern, regression, weights, decode, peak, seq2seq, transformer, causalLM, long, threads, contention, scaling, engines];
+export const SECTIONS = [sdpa, mha, backward, masked, modern, regression, primitives, weights, decode, peak, seq2seq, transformer, causalLM, long, threads, contention, scaling, engines];

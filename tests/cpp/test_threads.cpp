@@ -24,12 +24,15 @@
 
 #include "attn/activations.hpp"
 #include "attn/attention.hpp"
+#include "attn/bmm.hpp"
 #include "attn/cross_entropy.hpp"
 #include "attn/kernel_regression.hpp"
 #include "attn/kv_cache.hpp"
 #include "attn/layer_norm.hpp"
 #include "attn/multi_head_attention.hpp"
+#include "attn/scoring.hpp"
 #include "attn/seq2seq.hpp"
+#include "attn/softmax.hpp"
 #include "attn/threads.hpp"
 #include "attn/transformer.hpp"
 #include "kernels/gemm.hpp"
@@ -274,6 +277,62 @@ TEST_CASE("Matrix products give the same bits on 1, 2, 3 and 7 threads", "[threa
       REQUIRE(same_bits(one, many));
     }
   }
+}
+
+TEST_CASE(
+    "Batched softmax, masked softmax, their backwards, bmm and scores give the same bits on "
+    "1, 2, 3 and 7 threads",
+    "[threads]") {
+  // 5 matrices of 61 x 173: many small rows and products, which split as one region over the
+  // batch. Each result also against double arithmetic at a few places, so a row or a matrix
+  // written to the wrong place cannot pass.
+  const Index batch = 5, rows = 61, cols = 173, depth = 29;
+  const Tensor3 x = wave(batch, rows, cols, 0.37f), dy = wave(batch, rows, cols, 0.53f);
+  const Tensor3 q = wave(batch, rows, depth, 0.29f), k = wave(batch, cols, depth, 0.41f);
+  attn::Mask mask;
+  mask.valid_lens = {173, 90, 1, 0, 44};
+  const Tensor3 v = wave(batch, cols, depth, 0.23f);
+  const attn::MatrixRef flat = x.view()[0];
+  const auto batched = [&] {
+    const Tensor3 y = attn::masked_softmax(x, mask);
+    return std::vector<Tensor3>{y, attn::masked_softmax_backward(y, dy, mask), attn::bmm(y, v),
+                                attn::score(attn::ScoreFunction::ScaledDot, q, k)};
+  };
+  const auto plain = [&] {
+    const attn::Matrix y = attn::softmax(flat);
+    return std::vector<attn::Matrix>{y, attn::softmax_backward(y, dy.view()[0])};
+  };
+  attn::set_threads(1);
+  const std::vector<Tensor3> one = batched();
+  const std::vector<attn::Matrix> one_plain = plain();
+  for (int threads : {2, 3, 7}) {
+    const ThreadCount count(threads);
+    const std::vector<Tensor3> many = batched();
+    const std::vector<attn::Matrix> many_plain = plain();
+    for (size_t i = 0; i < one.size(); ++i) {
+      CAPTURE(threads, i);
+      REQUIRE(same_bits(one[i], many[i]));
+      if (i < one_plain.size()) REQUIRE(same_bits(one_plain[i], many_plain[i]));
+    }
+  }
+  // Row r of matrix b of the masked softmax, and entry (r, c) of matrix b's scores, in double.
+  double worst = 0.0;
+  for (const Index b : {Index{1}, Index{4}}) {
+    for (const Index r : {Index{0}, Index{60}}) {
+      const Index visible = mask.valid_lens[static_cast<size_t>(b)];
+      double max = -1e300, sum = 0.0;
+      for (Index c = 0; c < visible; ++c) max = std::max<double>(max, x.view()[b](r, c));
+      for (Index c = 0; c < visible; ++c) sum += std::exp(x.view()[b](r, c) - max);
+      for (Index c = 0; c < cols; ++c) {
+        const double want = c < visible ? std::exp(x.view()[b](r, c) - max) / sum : 0.0;
+        worst = std::max(worst, std::abs(one[0].view()[b](r, c) - want));
+      }
+      double dot = 0.0;
+      for (Index t = 0; t < depth; ++t) dot += double{q.view()[b](r, t)} * k.view()[b](7, t);
+      worst = std::max(worst, std::abs(one[3].view()[b](r, 7) - dot / std::sqrt(double(depth))));
+    }
+  }
+  CHECK(worst < 1e-5);
 }
 
 TEST_CASE("GELU and SwiGLU, forward and backward, give the same bits on 1, 2, 3 and 7 threads",

@@ -1,11 +1,13 @@
 #include "attn/scoring.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
 #include "additive_features.hpp"
 #include "checks.hpp"
 #include "kernels/gemm.hpp"
+#include "parallel/split.hpp"
 #include "score_matrix.hpp"
 
 namespace attn {
@@ -61,12 +63,17 @@ void detail::score_matrix(ScoreFunction fn, const ConstMatrixMap& q, const Const
                           const ScoreParams& params, MatrixMap scores) {
   switch (fn) {
     case ScoreFunction::Dot:
-      scores = matmul_transposed(q, k);
+      f32_gemm(q.data(), q.rows(), q.cols(), k.data(), k.rows(), /*b_transposed=*/true,
+               scores.data());
       break;
-    case ScoreFunction::ScaledDot:
-      scores = matmul_transposed(q, k);
-      if (q.cols() > 0) scores /= std::sqrt(static_cast<float>(q.cols()));
+    case ScoreFunction::ScaledDot: {
+      // The queries divided by sqrt(d) before the product: a pass over nq x d entries rather
+      // than over the nq x nk scores (with no columns there is nothing to divide).
+      const Matrix scaled = q / std::sqrt(static_cast<float>(q.cols()));
+      f32_gemm(scaled.data(), q.rows(), q.cols(), k.data(), k.rows(), /*b_transposed=*/true,
+               scores.data());
       break;
+    }
     case ScoreFunction::NegSquaredDistance:
       // Direct differences rather than the expansion q.q - 2 q.k + k.k, which cancels
       // catastrophically for nearby points.
@@ -89,7 +96,10 @@ void score(ScoreFunction fn, ConstBatch q, ConstBatch k, const ScoreParams& para
            MutableBatch scores) {
   detail::check_score_arguments(fn, q, k, params);
   detail::require_shape("scores", {q.batch, q.rows, k.rows}, detail::shape_of(scores));
-  for (Index b = 0; b < q.batch; ++b) detail::score_matrix(fn, q[b], k[b], params, scores[b]);
+  // The multiply-adds of one matrix's scores (additive's tanh features count as one each).
+  const Index depth = fn == ScoreFunction::Additive ? params.wv.size() : q.cols;
+  detail::run_products(q.batch, q.rows * k.rows * std::max<Index>(depth, 1),
+                       [&](Index b) { detail::score_matrix(fn, q[b], k[b], params, scores[b]); });
 }
 
 Tensor3 score(ScoreFunction fn, const Tensor3& q, const Tensor3& k, const ScoreParams& params) {

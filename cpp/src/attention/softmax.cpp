@@ -7,8 +7,10 @@
 namespace attn {
 
 void softmax_in_place(MatrixMap logits) {
-  for (Index i = 0; i < logits.rows(); ++i)
-    detail::f32_softmax_row(logits.data() + i * logits.cols(), logits.cols());
+  const Index cols = logits.cols();
+  detail::for_each_row(1, logits.rows(), cols, [&](Index, Index i) {
+    detail::f32_softmax_row(logits.data() + i * cols, cols);
+  });
 }
 
 Matrix softmax(const MatrixRef& logits) {
@@ -19,9 +21,11 @@ Matrix softmax(const MatrixRef& logits) {
 
 void masked_softmax_in_place(MutableBatch scores, const Mask& mask) {
   validate_mask(mask, scores.batch, scores.rows, scores.cols);
-  for (Index b = 0; b < scores.batch; ++b) {
-    detail::masked_softmax_rows(scores[b], {mask, b, scores.batch, 1});
-  }
+  const Index cols = scores.cols;
+  detail::for_each_row(scores.batch, scores.rows, cols, [&](Index b, Index i) {
+    detail::masked_softmax_row(scores[b].data() + i * cols, cols, {mask, b, scores.batch, 1},
+                               scores.rows, i);
+  });
 }
 
 Tensor3 masked_softmax(const Tensor3& scores, const Mask& mask) {
@@ -33,10 +37,11 @@ Tensor3 masked_softmax(const Tensor3& scores, const Mask& mask) {
 Matrix softmax_backward(const MatrixRef& y, const MatrixRef& dy) {
   detail::require_shape("dy", detail::shape_of(y), detail::shape_of(dy));
   Matrix dx = dy;
-  for (Index i = 0; i < y.rows(); ++i) {
-    detail::f32_softmax_backward_row(y.data() + i * y.outerStride(), dx.data() + i * y.cols(),
-                                     y.cols(), 1.0f);
-  }
+  const Index cols = y.cols();
+  detail::for_each_row(1, y.rows(), cols, [&](Index, Index i) {
+    detail::f32_softmax_backward_row(y.data() + i * y.outerStride(), dx.data() + i * cols, cols,
+                                     1.0f);
+  });
   return dx;
 }
 
@@ -44,9 +49,12 @@ Tensor3 masked_softmax_backward(const Tensor3& y, const Tensor3& dy, const Mask&
   detail::require_shape("dy", {y.batch, y.rows, y.cols}, {dy.batch, dy.rows, dy.cols});
   validate_mask(mask, y.batch, y.rows, y.cols);
   Tensor3 dx = dy;
-  for (Index b = 0; b < y.batch; ++b) {
-    detail::masked_softmax_backward_rows(y.view()[b], dx.view()[b], {mask, b, y.batch, 1});
-  }
+  const Index cols = y.cols;
+  detail::for_each_row(y.batch, y.rows, cols, [&](Index b, Index i) {
+    detail::masked_softmax_backward_row(y.view()[b].data() + i * cols,
+                                        dx.view()[b].data() + i * cols, cols, {mask, b, y.batch, 1},
+                                        y.rows, i);
+  });
   return dx;
 }
 

@@ -4,11 +4,16 @@
 
 namespace attn::detail {
 
+void masked_softmax_row(float* row, Index cols, const MaskContext& mask, Index rows, Index i) {
+  if (!mask.mask.empty() || mask.modifiers) RowMask(mask, rows, cols, i).apply(row, 0, cols);
+  f32_softmax_row(row, cols);
+}
+
 void masked_softmax_rows(MatrixMap scores, const MaskContext& mask) {
-  mask_matrix(scores, mask);
-  for (Index i = 0; i < scores.rows(); ++i) {
-    f32_softmax_row(scores.data() + i * scores.cols(), scores.cols());
-  }
+  const Index rows = scores.rows(), cols = scores.cols();
+  for_each_row(1, rows, cols, [&](Index, Index i) {
+    masked_softmax_row(scores.data() + i * cols, cols, mask, rows, i);
+  });
 }
 
 float masked_softmax_backward_row(const float* p, float* ds, Index n, float scale,
@@ -18,14 +23,19 @@ float masked_softmax_backward_row(const float* p, float* ds, Index n, float scal
   return delta;
 }
 
+void masked_softmax_backward_row(const float* p, float* ds, Index cols, const MaskContext& mask,
+                                 Index rows, Index i, float scale) {
+  const RowMask row(mask, rows, cols, i);
+  masked_softmax_backward_row(p, ds, cols, scale, mask.mask.empty() ? nullptr : &row);
+}
+
 void masked_softmax_backward_rows(ConstMatrixMap weights, MatrixMap ds, const MaskContext& mask,
                                   float scale) {
-  const Index nq = weights.rows(), nk = weights.cols();
-  for (Index i = 0; i < nq; ++i) {
-    const RowMask row(mask, nq, nk, i);
-    masked_softmax_backward_row(weights.data() + i * nk, ds.data() + i * nk, nk, scale,
-                                mask.mask.empty() ? nullptr : &row);
-  }
+  const Index rows = weights.rows(), cols = weights.cols();
+  for_each_row(1, rows, cols, [&](Index, Index i) {
+    masked_softmax_backward_row(weights.data() + i * cols, ds.data() + i * cols, cols, mask, rows,
+                                i, scale);
+  });
 }
 
 }  // namespace attn::detail

@@ -258,13 +258,4 @@ inline bool tail_vanishes(const RowMask* masks, const float* max, Index rows, In
   return true;
 }
 
-// Applies the mask to one whole [nq, nk] score matrix in place.
-inline void mask_matrix(MatrixMap scores, const MaskContext& context) {
-  if (context.mask.empty() && !context.modifiers) return;
-  for (Index i = 0; i < scores.rows(); ++i) {
-    RowMask(context, scores.rows(), scores.cols(), i)
-        .apply(scores.data() + i * scores.cols(), 0, scores.cols());
-  }
-}
-
 }  // namespace attn::detail

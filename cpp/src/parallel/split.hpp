@@ -30,6 +30,19 @@ void run_split(Index count, Index work, Task&& task) {
   for (Index t = 0; t < count; ++t) task(t, 0);
 }
 
+// fn(i) for each of `count` independent products of `work` multiply-adds each (a batch of
+// matrix products): one worth splitting by itself splits its own tiles, and they run in turn;
+// smaller ones go to the threads a product each, in one region, so that a batch of many small
+// products splits as one large. Either way each product sums in its own fixed order.
+template <typename Fn>
+void run_products(Index count, Index work, Fn&& fn) {
+  if (worth_splitting(work)) {
+    for (Index i = 0; i < count; ++i) fn(i);
+    return;
+  }
+  run_split(count, count * work, [&](Index i, int) { fn(i); });
+}
+
 // The items in each chunk of run_ranges: a caller that keeps a partial result per chunk (to add
 // them up in order afterwards) numbers its chunks begin / range_chunk(item_work).
 inline Index range_chunk(Index item_work) {
