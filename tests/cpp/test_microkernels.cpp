@@ -1,12 +1,13 @@
 // The compute micro-kernels tested directly, in the XNNPACK manner, against references in double:
 // the GEMM (2x16 register tile) swept over m, n and k from 1 to two tiles plus one so that every
 // tail path runs; the vector exp over [-88, 0] and tanh over [-12, 12] with their worst error in
-// ulp; the online-softmax step against a two-pass softmax on rows of +-1e4; the steps of the
-// masked softmax shared by every forward and backward (masked_softmax_rows, the softmax backward
-// row, the skip rule) on ragged rows, +-1e4 logits and fully masked rows. The same file runs
-// natively in the two builds of scripts/test-native.sh (SIMD, and SIMD under ASan + UBSan) and
-// in the wasm builds (scripts/test-wasm-microkernels.sh: SIMD128, relaxed SIMD, and the scalar
-// twins, ATTN_SCALAR_KERNELS).
+// ulp; the Gaussian and compact kernel-regression weights; the online-softmax step against a
+// two-pass softmax on rows of +-1e4; the steps of the masked softmax shared by every forward and
+// backward (masked_softmax_rows, the softmax backward row, the skip rule) on ragged rows, +-1e4
+// logits and fully masked rows. The same file runs natively in the two builds of
+// scripts/test-native.sh (SIMD, and SIMD under ASan + UBSan) and in the wasm builds
+// (scripts/test-wasm-microkernels.sh: SIMD128, relaxed SIMD, and the scalar twins,
+// ATTN_SCALAR_KERNELS).
 
 #include <catch2/catch.hpp>
 #include <cfloat>
@@ -213,6 +214,48 @@ TEST_CASE("The Gaussian regression weights are within 4 ulp of exp in double at 
   }
   INFO("sampled " << sampled << "; worst " << worst << " ulp");
   CHECK(worst <= 3.09);
+}
+
+TEST_CASE("The compact kernels' weights are their scalar formula's bits in every lane and tail",
+          "[microkernels]") {
+  // u = sqrt(float(d^2)) / sigma, then boxcar u <= 1 ? 1 : 0 and Epanechnikov max(0, 1 - u),
+  // each step correctly rounded, so the vector loop must give the scalar arithmetic's bits: on
+  // keys planted one float either side of sigma, at +inf (out of reach) and NaN (weight 0),
+  // with the hidden key 0, and the sum within n ulp of the weights' sum in double.
+  std::mt19937 random(9);
+  std::uniform_real_distribution<double> unit(0.0, 4.0);
+  const float sigma = 0.37f;
+  for (const attn::Similarity similarity :
+       {attn::Similarity::Boxcar, attn::Similarity::Epanechnikov, attn::Similarity::Constant}) {
+    for (Index n : {1, 3, 4, 5, 8, 1003}) {
+      std::vector<double> squared(static_cast<size_t>(n));
+      for (double& d2 : squared) d2 = unit(random) * double{sigma} * double{sigma};
+      if (n >= 5) {
+        const float below = std::nextafter(sigma, 0.0f), above = std::nextafter(sigma, 1.0f);
+        squared[0] = double{below} * double{below};
+        squared[1] = double{above} * double{above};
+        squared[2] = std::numeric_limits<double>::infinity();
+        squared[3] = std::numeric_limits<double>::quiet_NaN();
+      }
+      const Index skip = n / 2;
+      std::vector<float> w(static_cast<size_t>(n));
+      const float total =
+          attn::detail::similarity_weights(similarity, squared.data(), n, sigma, skip, w.data());
+      double sum = 0.0;
+      for (Index j = 0; j < n; ++j) {
+        const float u = std::sqrt(static_cast<float>(squared[static_cast<size_t>(j)])) / sigma;
+        float want = similarity == attn::Similarity::Boxcar ? (u <= 1.0f ? 1.0f : 0.0f)
+                     : similarity == attn::Similarity::Epanechnikov
+                         ? (0.0f < 1.0f - u ? 1.0f - u : 0.0f)
+                         : 1.0f;
+        if (j == skip) want = 0.0f;
+        INFO("n " << n << ", key " << j << ", u " << u);
+        REQUIRE(w[static_cast<size_t>(j)] == want);
+        sum += want;
+      }
+      CHECK(std::fabs(total - sum) <= static_cast<double>(n) * 0x1p-24 * sum);
+    }
+  }
 }
 
 TEST_CASE("The online-softmax step matches a two-pass softmax on rows of +-1e4", "[microkernels]") {

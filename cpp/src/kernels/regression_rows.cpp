@@ -26,6 +26,20 @@ void fold_min(const double* squared, Index begin, Index end, double (&m)[4]) {
   for (; j < end; ++j) m[0] = squared[j] < m[0] ? squared[j] : m[0];
 }
 
+// w[j..j+3] = weights(squared + j), four keys at a time, the tail padded with keys at +inf.
+template <typename Weights>
+void in_fours(const double* squared, Index n, float* w, Weights weights) {
+  Index j = 0;
+  for (; j + 4 <= n; j += 4) simd::store(w + j, weights(squared + j));
+  if (j < n) {
+    alignas(16) double four[4] = {kInfinity, kInfinity, kInfinity, kInfinity};
+    alignas(16) float tail[4];
+    std::copy(squared + j, squared + n, four);
+    simd::store(tail, weights(four));
+    std::copy(tail, tail + (n - j), w + j);
+  }
+}
+
 }  // namespace
 
 double f64_squared_distances(const float* query, const float* keys_t, Index n, Index dim,
@@ -82,32 +96,39 @@ float gaussian_weights(const double* squared, Index n, double nearest, float ban
                             simd::narrow(low - low_whole, high - high_whole));
   };
   F32x4 sum = simd::splat(0.0f);
-  Index j = 0;
-  for (; j + 4 <= n; j += 4) {
-    const F32x4 weight = weights(squared + j);
-    simd::store(w + j, weight);
-    sum = sum + weight;
-  }
-  if (j < n) {  // the tail padded with keys at +inf: weight 0, adding nothing
-    alignas(16) double four[4] = {kInfinity, kInfinity, kInfinity, kInfinity};
-    alignas(16) float tail[4];
-    std::copy(squared + j, squared + n, four);
+  in_fours(squared, n, w, [&](const double* four) {  // a key at +inf adds 0
     const F32x4 weight = weights(four);
-    simd::store(tail, weight);
-    std::copy(tail, tail + (n - j), w + j);
     sum = sum + weight;
-  }
+    return weight;
+  });
   return simd::horizontal_sum(sum);
 }
 
 float similarity_weights(Similarity similarity, const double* squared, Index n, float bandwidth,
                          Index skip, float* w) {
-  // similarity_of_scaled_distance is inline: its switch leaves the loop.
-  for (Index j = 0; j < n; ++j) {
-    // The square root in float (one instruction, vectorised), of d^2 rounded once to float:
-    // within an ulp of the distance, as a float norm of the difference would be.
-    const float distance = std::sqrt(static_cast<float>(squared[j]));
-    w[j] = similarity_of_scaled_distance(similarity, distance / bandwidth);
+  using simd::F32x4;
+  const F32x4 one = simd::splat(1.0f), zero = simd::splat(0.0f), by = simd::splat(bandwidth);
+  // u = sqrt(d^2 rounded once to float) / bandwidth: within an ulp of the distance, as a float
+  // norm of the difference would be. Each lane's operations are correctly rounded, so every
+  // weight has the bits of similarity_of_scaled_distance's scalar arithmetic.
+  const auto scaled = [&](const double* four) {
+    return simd::sqrt(simd::narrow(simd::load(four), simd::load(four + 2))) / by;
+  };
+  switch (similarity) {
+    case Similarity::Boxcar:  // u <= 1 ? 1 : 0, a NaN 0
+      in_fours(squared, n, w, [&](const double* four) {
+        return simd::select_at_least(one, scaled(four), one, zero);
+      });
+      break;
+    case Similarity::Epanechnikov:  // max(0, 1 - u), a NaN 0
+      in_fours(squared, n, w,
+               [&](const double* four) { return simd::max(zero, one - scaled(four)); });
+      break;
+    default:  // the others' arithmetic a key at a time
+      for (Index j = 0; j < n; ++j) {
+        const float distance = std::sqrt(static_cast<float>(squared[j]));
+        w[j] = similarity_of_scaled_distance(similarity, distance / bandwidth);
+      }
   }
   if (skip >= 0 && skip < n) w[skip] = 0.0f;
   return f32_sum(w, n);

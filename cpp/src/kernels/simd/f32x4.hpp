@@ -37,6 +37,8 @@ inline F32x4 operator-(F32x4 a, F32x4 b) { return {wasm_f32x4_sub(a.v, b.v)}; }
 inline F32x4 operator*(F32x4 a, F32x4 b) { return {wasm_f32x4_mul(a.v, b.v)}; }
 inline F32x4 operator/(F32x4 a, F32x4 b) { return {wasm_f32x4_div(a.v, b.v)}; }
 inline F32x4 abs(F32x4 a) { return {wasm_f32x4_abs(a.v)}; }
+// Correctly rounded in every backend, so std::sqrt's bits lane by lane.
+inline F32x4 sqrt(F32x4 a) { return {wasm_f32x4_sqrt(a.v)}; }
 // |magnitude| with the sign bit of `sign`.
 inline F32x4 copy_sign(F32x4 magnitude, F32x4 sign) {
   return {wasm_v128_bitselect(sign.v, magnitude.v, wasm_f32x4_splat(-0.0f))};
@@ -117,6 +119,7 @@ inline F32x4 operator-(F32x4 a, F32x4 b) { return {_mm_sub_ps(a.v, b.v)}; }
 inline F32x4 operator*(F32x4 a, F32x4 b) { return {_mm_mul_ps(a.v, b.v)}; }
 inline F32x4 operator/(F32x4 a, F32x4 b) { return {_mm_div_ps(a.v, b.v)}; }
 inline F32x4 abs(F32x4 a) { return {_mm_andnot_ps(_mm_set1_ps(-0.0f), a.v)}; }
+inline F32x4 sqrt(F32x4 a) { return {_mm_sqrt_ps(a.v)}; }
 // |magnitude| with the sign bit of `sign`.
 inline F32x4 copy_sign(F32x4 magnitude, F32x4 sign) {
   const __m128 sign_bit = _mm_set1_ps(-0.0f);
@@ -216,6 +219,9 @@ inline F32x4 operator/(F32x4 a, F32x4 b) {
 }
 inline F32x4 abs(F32x4 a) {
   return lanewise(a, a, [](float x, float) { return std::fabs(x); });
+}
+inline F32x4 sqrt(F32x4 a) {
+  return lanewise(a, a, [](float x, float) { return std::sqrt(x); });
 }
 inline F32x4 copy_sign(F32x4 magnitude, F32x4 sign) {
   return lanewise(magnitude, sign, [](float x, float y) { return std::copysign(x, y); });
