@@ -89,6 +89,10 @@ export const GOALS = Object.freeze({
     issue: 32, section: 'regression', relation: '≥', target: 1,
     what: 'kernelRegression and leaveOneOut, Gaussian, d = 1, n = m = 8192, one thread: kernel evaluations per second ÷ 500 M',
   },
+  regressionLarge: {
+    issue: 32, section: 'regression', relation: '≤', target: 1,
+    what: 'a 33000 × 33000 Gaussian kernelRegression and leaveOneOut at d = 1 (σ = 0.1, data in [−1, 1)), one thread: its time ÷ 5 s',
+  },
   regressionVsAttention: {
     issue: 32, section: 'regression', relation: '≥', target: 0.5,
     what: "kernelRegression, Gaussian, queries, keys and values [1024, 64], one thread: SDPA's time on the same shapes ÷ its time",
@@ -143,6 +147,10 @@ export const GOALS = Object.freeze({
   twoThreadsCausalLM: {
     issue: 34, section: 'threads', relation: '≥', target: 1.7,
     what: '2 threads ÷ 1: a CausalLM training step at the GPT-2-like size',
+  },
+  twoThreadsRegression: {
+    issue: 32, section: 'threads', relation: '≥', target: 1.8,
+    what: '2 threads ÷ 1: Gaussian kernelRegression and leaveOneOut at d = 1, n ≥ 4096',
   },
   threadsVsPeer: {
     issue: 20, section: 'threads', relation: '≥', target: 1.45,

@@ -3,6 +3,8 @@
 //   - at d = 1 (the notes' examples), n keys and n queries: kernel evaluations per second of each
 //     kernel and of leaveOneOut (one bandwidth), the Gaussian against the issue's rate of
 //     500 M per second;
+//   - a 33000 × 33000 Gaussian regression at d = 1 (σ = 0.1, data in [−1, 1)), kernelRegression
+//     and leaveOneOut, against the issue's 5 seconds (not in --quick);
 //   - at d = 64 (queries, keys and values [n, 64]), the Gaussian, boxcar and Epanechnikov against
 //     scaledDotProductAttention on the same shapes, timed in turns: SDPA's time ÷ theirs, i.e.
 //     their GFLOP/s counting SDPA's 4 n² d flops for both, ÷ SDPA's.
@@ -17,8 +19,16 @@ import { runAlone } from '../shared/standalone.js';
 const KERNELS = ['gaussian', 'boxcar', 'epanechnikov'];
 const RATE_TARGET = 500e6; // kernel evaluations per second, issue 32
 
+const LARGE = { n: 33000, bandwidth: 0.1, seconds: 5 }; // issue 32's time for it
+
 // [n, d] uniform in [0, 1): keys and queries on the same interval, so every kernel reaches.
 const matrix = (n, d, seed) => ({ data: random(n * d, seed).map((x) => (x + 1) / 2), shape: [n, d] });
+
+// The d = 1 section's data (the threads section times the same calls): keys, values and
+// queries [n, 1] at σ = 0.05.
+export const regressionTask = (n) => ({
+  bandwidth: 0.05, data: { keys: matrix(n, 1, 1), values: matrix(n, 1, 2), queries: matrix(n, 1, 3) },
+});
 
 // The first few queries' outputs against the float64 reference.
 function check(attn, { keys, values, queries }, kernel, bandwidth) {
@@ -34,8 +44,7 @@ async function run({ quick, builds }) {
   const { simd } = await builds();
   const results = [], goals = [], rows = [];
   {
-    const n = quick ? 2048 : 8192, bandwidth = 0.05;
-    const data = { keys: matrix(n, 1, 1), values: matrix(n, 1, 2), queries: matrix(n, 1, 3) };
+    const n = quick ? 2048 : 8192, { bandwidth, data } = regressionTask(n);
     for (const kernel of KERNELS) check(simd, data, kernel, bandwidth);
     const calls = [
       ...KERNELS.map((kernel) => ({ name: `kernelRegression ${kernel}`, fn: () => simd.kernelRegression({ ...data, kernel, bandwidth }).output.data })),
@@ -67,6 +76,23 @@ async function run({ quick, builds }) {
       rows.push([`kernelRegression ${kernel}, d = ${d}, n = m = ${n} (SDPA's flops)`, time.ms.toFixed(1), `${gflops(time.ms).toFixed(1)} GFLOP/s, ${ratio.toFixed(2)} of SDPA's ${gflops(attention.ms).toFixed(1)}`]);
       if (kernel === 'gaussian') goals.push(measured('regressionVsAttention', `n = ${n}, d = ${d}`, ratio, `${time.ms.toFixed(1)} ms ÷ SDPA's ${attention.ms.toFixed(1)} ms`));
     }
+  }
+  if (!quick) {
+    const { n, bandwidth } = LARGE;
+    const unit = (seed) => ({ data: random(n, seed), shape: [n, 1] });
+    const data = { keys: unit(7), values: unit(8), queries: unit(9) };
+    check(simd, data, 'gaussian', bandwidth);
+    const calls = [
+      { name: 'kernelRegression', fn: () => simd.kernelRegression({ ...data, kernel: 'gaussian', bandwidth }).output.data },
+      { name: 'leaveOneOut', fn: () => simd.leaveOneOut({ keys: data.keys, values: data.values, bandwidths: [bandwidth] }).errors },
+    ];
+    const times = await measureInTurns(calls.map(({ fn }) => ({ fn })), { samples: 3, sampleMs: 0 });
+    calls.forEach(({ name }, i) => {
+      const seconds = times[i].ms / 1e3;
+      results.push({ name: `${name} gaussian, d = 1, n = m = ${n}`, ms: times[i].ms });
+      rows.push([`${name} gaussian, d = 1, n = m = ${n} (σ = ${bandwidth}, data in [−1, 1))`, times[i].ms.toFixed(0), `${(n * n / seconds / 1e6).toFixed(0)} M/s`]);
+      goals.push(measured('regressionLarge', `${name}, n = ${n}`, seconds / LARGE.seconds, `${seconds.toFixed(2)} s`));
+    });
   }
   const table = {
     title: 'Kernel regression (Nadaraya-Watson), single thread, wasm relaxed SIMD',

@@ -6,7 +6,8 @@
 // (tensorflow/tfjs#3830). Workloads: SDPA [1, n, d] (n = 1024–8192, d = 64 and
 // 128, dense beside ORT's MatMul graph, and causal), the backward, multi-head attention
 // (E = 512, 8 heads, beside ORT's MHA op with its projections), KV-cache decode at n = 16384,
-// a Seq2Seq training step at d2l's size, a CausalLM one at GPT-2-like size (workloads.js),
+// a Seq2Seq training step at d2l's size, a CausalLM one at GPT-2-like size, Gaussian kernel
+// regression and leave-one-out at d = 1, n = 8192 (workloads.js),
 // and the peak wasm heap of an n = 32768 call. Beside each speedup it prints the machine's bound,
 // measured in the same turns.
 import { spawnSync } from 'node:child_process';
@@ -22,6 +23,7 @@ const CHILD = fileURLToPath(new URL('./child.js', import.meta.url));
 const SPEEDUP_GOALS = [
   ['SDPA', 'twoThreadsAttention'], ['multi-head', 'twoThreadsAttention'],
   ['KV-cache decode', 'twoThreadsDecodeSeq2Seq'], ['Seq2Seq', 'twoThreadsDecodeSeq2Seq'], ['CausalLM', 'twoThreadsCausalLM'],
+  ['kernelRegression', 'twoThreadsRegression'], ['leaveOneOut', 'twoThreadsRegression'],
 ];
 
 function runCount(threads, quick) {
