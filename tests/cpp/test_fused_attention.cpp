@@ -46,36 +46,39 @@ void check_case(const Case& c, const AttentionOptions& options, uint32_t seed) {
 }  // namespace
 
 TEST_CASE("The fused kernel matches the reference across query and key blocks", "[fused]") {
-  // 64 queries and 128 keys per block, 16-wide tiles: sizes on, below and past those edges.
-  const Case cases[] = {{1, 1, 1, 1, 1},      {1, 2, 16, 16, 16},    {1, 3, 17, 5, 7},
-                        {2, 65, 129, 64, 64}, {1, 130, 300, 24, 33}, {1, 63, 127, 8, 17},
-                        {3, 7, 257, 3, 2},    {1, 200, 16, 64, 1}};
+  // 64 queries and 512 keys per block (128 under a window), 16-wide tiles: sizes on, below and
+  // past those edges.
+  const Case cases[] = {{1, 1, 1, 1, 1},       {1, 2, 16, 16, 16},    {1, 3, 17, 5, 7},
+                        {2, 65, 129, 64, 64},  {1, 130, 300, 24, 33}, {1, 63, 127, 8, 17},
+                        {3, 7, 257, 3, 2},     {1, 200, 16, 64, 1},   {2, 9, 513, 8, 5},
+                        {1, 70, 1100, 24, 33}, {1, 3, 512, 16, 16}};
   uint32_t seed = 100;
   for (const Case& c : cases) check_case(c, {}, seed += 3);
 }
 
 TEST_CASE("The fused kernel honours valid lengths that end inside a later key block", "[fused]") {
   AttentionOptions options;
-  options.mask.valid_lens = {200, 1, 129};
-  check_case({3, 9, 300, 16, 20}, options, 200);
-  options.mask.valid_lens = {0, 300, 128};  // an empty row: uniform with d2l's fill
-  check_case({3, 9, 300, 16, 20}, options, 210);
+  options.mask.valid_lens = {700, 1, 513};
+  check_case({3, 9, 1100, 16, 20}, options, 200);
+  options.mask.valid_lens = {0, 1100, 512};  // an empty row: uniform with d2l's fill
+  check_case({3, 9, 1100, 16, 20}, options, 210);
 }
 
 TEST_CASE("The fused kernel is causal across blocks", "[fused]") {
   AttentionOptions options;
   options.mask.causal = true;
   check_case({2, 150, 150, 32, 24}, options, 300);
+  check_case({1, 600, 600, 16, 8}, options, 310);
 }
 
 TEST_CASE("A row masked everywhere is NaN with fill -infinity, also past the first block",
           "[fused]") {
   AttentionOptions options;
-  options.mask.valid_lens = {0, 200};
+  options.mask.valid_lens = {0, 600};
   options.mask.fill = -std::numeric_limits<float>::infinity();
   const Tensor3 q = ref::random_tensor(2, 3, 8, 400);
-  const Tensor3 k = ref::random_tensor(2, 200, 8, 401);
-  const Tensor3 v = ref::random_tensor(2, 200, 5, 402);
+  const Tensor3 k = ref::random_tensor(2, 600, 8, 401);
+  const Tensor3 v = ref::random_tensor(2, 600, 5, 402);
   const auto result = attn::scaled_dot_product_attention(q, k, v, options, false);
   for (Index i = 0; i < 3; ++i) {
     for (Index c = 0; c < 5; ++c) {
@@ -91,16 +94,16 @@ TEST_CASE(
     "leave the row finite",
     "[fused]") {
   // Until a row meets a visible key its running max is -inf, where exp(s - max) is NaN: such
-  // blocks must contribute nothing instead. Key padding hides the first 200 keys of batch row 0
-  // (past the first 128-key block) and keys 100..299 of row 1; a bool mask also hides the first
-  // 150 keys from every query.
-  const Index nk = 300;
+  // blocks must contribute nothing instead. Key padding hides the first 600 keys of batch row 0
+  // (past the first 512-key block) and keys 100..1099 of row 1; a bool mask also hides the first
+  // 550 keys from every query.
+  const Index nk = 1100;
   std::vector<uint8_t> padding(2 * nk, 0);
-  for (Index j = 0; j < 200; ++j) padding[static_cast<size_t>(j)] = 1;
+  for (Index j = 0; j < 600; ++j) padding[static_cast<size_t>(j)] = 1;
   for (Index j = 100; j < nk; ++j) padding[static_cast<size_t>(nk + j)] = 1;
   std::vector<uint8_t> hidden(static_cast<size_t>(5 * nk), 0);
   for (Index i = 0; i < 5; ++i) {
-    for (Index j = 0; j < 150; ++j) hidden[static_cast<size_t>(i * nk + j)] = 1;
+    for (Index j = 0; j < 550; ++j) hidden[static_cast<size_t>(i * nk + j)] = 1;
   }
   AttentionOptions options;
   options.mask.fill = -std::numeric_limits<float>::infinity();
@@ -113,10 +116,10 @@ TEST_CASE(
 }
 
 TEST_CASE("Logits that grow block after block are rescaled correctly", "[fused]") {
-  // Key j scores about j/4 against every query, so each key block raises the running max by ~32
-  // and everything pooled before it must be scaled down by exp(-32) and more; logits reach ~150,
+  // Key j scores about j/4 against every query, so each key block raises the running max by ~128
+  // and everything pooled before it must be scaled down by exp(-128) and more; logits reach ~400,
   // where exp overflows float unless the max is subtracted.
-  const Index nk = 600, d = 4;
+  const Index nk = 1600, d = 4;
   Tensor3 q(1, 5, d, 1.0f), k(1, nk, d), v = ref::random_tensor(1, nk, 6, 500);
   for (Index j = 0; j < nk; ++j) {
     for (Index t = 0; t < d; ++t) k.at(0, j, t) = static_cast<float>(j) / 4.0f;
@@ -128,8 +131,8 @@ TEST_CASE("Logits that grow block after block are rescaled correctly", "[fused]"
 
 TEST_CASE("Logits of 1e4 over many blocks stay finite and exact", "[fused]") {
   Tensor3 q = ref::random_tensor(1, 4, 16, 600, -100.0f, 100.0f);
-  Tensor3 k = ref::random_tensor(1, 400, 16, 601, -100.0f, 100.0f);
-  const Tensor3 v = ref::random_tensor(1, 400, 16, 602);
+  Tensor3 k = ref::random_tensor(1, 1100, 16, 601, -100.0f, 100.0f);
+  const Tensor3 v = ref::random_tensor(1, 1100, 16, 602);
   AttentionOptions options;
   options.scale = 1.0f;  // |q.k| reaches ~1e4: one-hot rows, finite and exact
   const auto expected = ref::scaled_dot_product_attention(ref::to_double(q), ref::to_double(k),

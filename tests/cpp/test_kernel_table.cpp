@@ -46,10 +46,10 @@ struct RestoreBuiltin {
 
 TEST_CASE("The fused forward and the GEMM call the loops they are given, per tile height",
           "[fused][kernel-table]") {
-  // 5 queries: two 2-row tiles and a 1-row tile; 300 keys: 3 key blocks of 128.
+  // 5 queries: two 2-row tiles and a 1-row tile; 1100 keys: 3 key blocks of 512 (unmasked).
   const attn::Tensor3 q = ref::random_tensor(1, 5, 24, 1);
-  const attn::Tensor3 k = ref::random_tensor(1, 300, 24, 2);
-  const attn::Tensor3 v = ref::random_tensor(1, 300, 20, 3);
+  const attn::Tensor3 k = ref::random_tensor(1, 1100, 24, 2);
+  const attn::Tensor3 v = ref::random_tensor(1, 1100, 20, 3);
   const attn::Tensor3 before = attn::scaled_dot_product_attention(q, k, v, {}, false).output;
   const attn::Matrix product_before = attn::detail::matmul_transposed(q.view()[0], k.view()[0]);
 

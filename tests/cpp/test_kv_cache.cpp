@@ -1,5 +1,5 @@
 // attn::KVCache: positions appended a few at a time (crossing its 16-position panels, the
-// kernel's 128-key blocks, its capacity, so that it grows, and the 1024-key chunks a long cache
+// kernel's 512-key blocks, its capacity, so that it grows, and the 1024-key chunks a long cache
 // is attended in) and attended by 1-4 queries that are causal against the newest positions,
 // checked against a double-precision reference over the same keys and values; truncate, clear,
 // and errors that leave the cache as it was.
@@ -112,8 +112,8 @@ TEST_CASE("A KV cache attends causally over positions appended in chunks, as it 
   History history(shape);
   REQUIRE(cache.length() == 0);
   uint32_t seed = 1;
-  // Chunks that cross the 16-position panels, the capacity of 5 and the 128-key blocks.
-  for (Index t : {4, 1, 7, 30, 1, 150, 2, 1}) {
+  // Chunks that cross the 16-position panels, the capacity of 5 and the 512-key blocks.
+  for (Index t : {4, 1, 7, 30, 1, 150, 2, 1, 350, 1}) {
     const Index old_capacity = cache.capacity();
     history.append(cache, t, seed += 10);
     REQUIRE(cache.length() == static_cast<Index>(history.keys[0].size()) / shape.d);

@@ -1,6 +1,6 @@
 // The calls the API fuzzer makes: one builder per public function, each drawing random valid
-// arguments (sizes 0, 1, small, and around the fused kernel's 16-wide tiles, 64-query and
-// 128-key blocks) and returning a case:
+// arguments (sizes 0, 1, small, and around the fused kernel's 16-wide tiles, 64-query blocks and
+// the 128-key blocks it takes under a sliding window) and returning a case:
 //   { label, args, run(attn, args), check(attn, result), slots, mismatches }
 // `check` asserts the result against the double-precision reference (harness/reference.js) for the
 // original args; `slots` are the arguments the fuzzer may replace, each { name, path, value,

@@ -70,8 +70,8 @@ for (const attn of backends) {
       const history = new History(config);
       assert.equal(cache.length, 0);
       // Single tokens, then chunks crossing the 16-position panels, the capacity of 5 and the
-      // kernel's 128-key blocks; after each, the newest 1-4 positions attend as a chunk.
-      for (const t of [1, 1, 1, 4, 7, 30, 1, 150, 2, 1]) {
+      // kernel's 512-key blocks; after each, the newest 1-4 positions attend as a chunk.
+      for (const t of [1, 1, 1, 4, 7, 30, 1, 150, 2, 1, 350, 1]) {
         history.append(cache, t, rng);
         assert.equal(cache.length, history.length);
         for (let nq = 1; nq <= Math.min(4, cache.length); nq++) checkAttend(cache, history, nq, rng);

@@ -18,8 +18,18 @@ namespace attn::detail {
 namespace {
 
 constexpr Index kTile = kPanel;      // keys (or output columns) per micro-kernel call
-constexpr Index kBlockKeys = 128;    // keys per online-softmax step: 32 KB of packed K at d = 64
 constexpr Index kBlockQueries = 64;  // queries that pass over one key block while it is hot
+// Keys per online-softmax step. Each step has fixed costs (the block's max and the rescaling, the
+// micro-kernels' start and end, the masks' checks), so longer steps run faster: 512 keys ran
+// dense attention 4-6% faster than 128 (d = 64 and 128, causal too). But a step computes its keys
+// from the block's start, and a sliding window's rows see a band that starts inside it: there
+// 128 (a window of 256 ran at 0.81 of its speed with steps of 512).
+constexpr Index kBlockKeys = 512;
+constexpr Index kWindowBlockKeys = 128;
+
+Index keys_per_step(const Mask& mask) {
+  return mask.window_left >= 0 ? kWindowBlockKeys : kBlockKeys;
+}
 
 // With weights requested, what one row kept of one key block: the running max its
 // exp(s - max) were taken against, and how many of its keys were computed (the rest are 0).
@@ -28,17 +38,18 @@ struct KeptBlock {
   Index computed;
 };
 
-Index key_blocks(Index nk) { return round_up(nk, kBlockKeys) / kBlockKeys; }
+Index key_blocks(Index nk, Index block) { return round_up(nk, block) / block; }
 
-// What one thread's forward works in, sized before any thread starts: two rows of scores (then
-// of exp(s - max)), a query block's running max and sum, with weights requested what each of its
-// rows kept of each key block, and for K and V held as halves one key block of them widened.
+// What one thread's forward works in, sized before any thread starts for the longest key block:
+// two rows of scores (then of exp(s - max)), a query block's running max and sum, with weights
+// requested what each of its rows kept of each key block, and for K and V held as halves one key
+// block of them widened.
 struct FusedScratch {
   FusedScratch(Index nk, bool weights, Index half_d = 0, Index half_dv = 0)
       : scores(static_cast<size_t>(2 * kBlockKeys)),
         row_max(static_cast<size_t>(kBlockQueries)),
         row_sum(static_cast<size_t>(kBlockQueries)),
-        kept(weights ? static_cast<size_t>(kBlockQueries * key_blocks(nk)) : 0),
+        kept(weights ? static_cast<size_t>(kBlockQueries * key_blocks(nk, kWindowBlockKeys)) : 0),
         block_keys(static_cast<size_t>(kBlockKeys * half_d)),
         block_values(static_cast<size_t>(round_up(half_dv, kPanel) * kBlockKeys)) {}
   std::vector<float> scores, row_max, row_sum;
@@ -64,6 +75,7 @@ class FusedForward {
         dv_(dv),
         mask_(mask),
         dropout_(dropout),
+        block_(keys_per_step(mask.mask)),
         masked_(!mask.mask.empty() || (mask.modifiers && mask.modifiers->change_scores())),
         skipping_(masked_ && hidden_blocks == HiddenBlocks::Skip),
         sinks_(mask.modifiers ? mask.modifiers->sinks : nullptr),
@@ -84,11 +96,11 @@ class FusedForward {
     }
   }
 
-  // The same rows against keys [key_begin, key_end) only (key_begin a multiple of kBlockKeys),
+  // The same rows against keys [key_begin, key_end) only (key_begin a multiple of the block),
   // not normalised: out receives sum_j exp(s_ij - running_max(i)) v_j, the scratch each row's
   // running max and sum (their sum over those keys).
   void pool_keys(Index query_start, Index key_begin, Index key_end, float* out, float* weights) {
-    assert(key_begin % kBlockKeys == 0);
+    assert(key_begin % block_ == 0);
     query_start_ = query_start;
     std::fill(scratch_.row_max.begin(), scratch_.row_max.end(), kNegativeInfinity);
     std::fill(scratch_.row_sum.begin(), scratch_.row_sum.end(), 0.0f);
@@ -97,8 +109,8 @@ class FusedForward {
     // vain). The order depends on the mask alone, so computing hidden blocks gives the same bits.
     const Index lead = std::min(window_lead(key_begin), key_end);
     first_block_ = lead < key_end ? lead : key_begin;
-    for (Index j0 = lead; j0 < key_end; j0 += kBlockKeys) pool_block(j0, key_end, out, weights);
-    for (Index j0 = key_begin; j0 < lead; j0 += kBlockKeys) pool_block(j0, key_end, out, weights);
+    for (Index j0 = lead; j0 < key_end; j0 += block_) pool_block(j0, key_end, out, weights);
+    for (Index j0 = key_begin; j0 < lead; j0 += block_) pool_block(j0, key_end, out, weights);
   }
 
   // Query row i's running max and sum, in the scratch (over its keys once pool_keys returns).
@@ -122,12 +134,12 @@ class FusedForward {
     }
     const auto begin = static_cast<Index>(std::max<int64_t>(
         0, static_cast<int64_t>(earliest) + mask_.query_offset - static_cast<int64_t>(left)));
-    return std::max(key_begin, begin / kBlockKeys * kBlockKeys);
+    return std::max(key_begin, begin / block_ * block_);
   }
 
   // Every query row of the block against the key block at j0 (its end capped at key_end).
   void pool_block(Index j0, Index key_end, float* out, float* weights) {
-    const Index len = std::min(kBlockKeys, key_end - j0);
+    const Index len = std::min(block_, key_end - j0);
     for (Index i0 = query_start_; i0 < query_end(); i0 += 2) {
       if (i0 + 1 < query_end()) {
         tile_block<2>(i0, j0, len, out, weights);
@@ -230,7 +242,7 @@ class FusedForward {
                     float (&block_max)[Rows]) {
     // The score loop stores whole 16-key tiles: the row buffers hold kBlockKeys, and a block
     // starts on a panel of packed K.
-    assert(count > 0 && count <= kBlockKeys && j0 % kTile == 0);
+    assert(count > 0 && count <= block_ && j0 % kTile == 0);
     const float* keys = kv_.half_keys ? widened_keys(j0) : kv_.keys + j0 * d_;
     kernel_table().score[Rows - 1](rows<Rows>(q_ + i0 * d_, d_).data(), keys, d_, count,
                                    rows<Rows>(scratch_.scores.data(), kBlockKeys).data(),
@@ -251,7 +263,7 @@ class FusedForward {
       float* w = weights + i * nk_ + j0;
       std::copy(row(r), row(r) + count, w);
       std::fill(w + count, w + len, 0.0f);
-      kept(i, j0 / kBlockKeys) = {row_max(i), count};
+      kept(i, j0 / block_) = {row_max(i), count};
     }
   }
 
@@ -260,10 +272,10 @@ class FusedForward {
   void normalise_weights(Index i, float* weights) {
     const float max = row_max(i);
     const float inverse = 1.0f / row_sum(i);
-    for (Index b = 0; b < key_blocks(nk_); ++b) {
+    for (Index b = 0; b < key_blocks(nk_, block_); ++b) {
       const KeptBlock& block = kept(i, b);
       const float factor = block.max == max ? inverse : std::exp(block.max - max) * inverse;
-      float* w = weights + b * kBlockKeys;
+      float* w = weights + b * block_;
       for (Index c = 0; c < block.computed; ++c) w[c] *= factor;
     }
   }
@@ -272,7 +284,7 @@ class FusedForward {
   // that meets it, and only for a block some row computes): its key panels, returned.
   const float* widened_keys(Index j0) {
     if (widened_block_ != j0) {
-      const Index len = std::min(kBlockKeys, nk_ - j0);
+      const Index len = std::min(block_, nk_ - j0);
       f32_from_halves(kv_.half_keys + j0 * d_, round_up(len, kPanel) * d_,
                       scratch_.block_keys.data());
       for (Index p = 0; p < round_up(dv_, kPanel) / kPanel; ++p) {
@@ -286,13 +298,14 @@ class FusedForward {
 
   // What query row i kept of key block b, in the scratch.
   KeptBlock& kept(Index i, Index b) {
-    return scratch_.kept[static_cast<size_t>((i - query_start_) * key_blocks(nk_) + b)];
+    return scratch_.kept[static_cast<size_t>((i - query_start_) * key_blocks(nk_, block_) + b)];
   }
 
   const float* q_;
   PackedKeysValues kv_;
   Index nq_, nk_, d_, dv_;
   const MaskContext& mask_;
+  Index block_;  // keys per online-softmax step (keys_per_step)
   const Dropout& dropout_;
   bool masked_, skipping_;
   const float* sinks_;  // one per head, or null
@@ -302,11 +315,12 @@ class FusedForward {
 };
 
 // A decode's keys go in chunks of this many, one task each: a few sequences over a long cache
-// then occupy many threads (16 at 16384 positions). Each chunk leaves a partial softmax state,
-// merged in chunk order (merge_chunks). The chunks are fixed, not cut per thread count, so the
-// result is the same on every count; a cache of at most one chunk is computed exactly as in one
-// pass, longer ones differ from a single pass by rounding only.
-constexpr Index kChunkKeys = 8 * kBlockKeys;
+// then occupy many threads (16 at 16384 positions). A whole number of key blocks of either size.
+// Each chunk leaves a partial softmax state, merged in chunk order (merge_chunks). The chunks are
+// fixed, not cut per thread count, so the result is the same on every count; a cache of at most one
+// chunk is computed exactly as in one pass, longer ones differ from a single pass by rounding only.
+constexpr Index kChunkKeys = 1024;
+static_assert(kChunkKeys % kBlockKeys == 0 && kChunkKeys % kWindowBlockKeys == 0);
 
 // What a chunk leaves of one query row beside its unnormalised output: its running max and sum.
 struct ChunkState {

@@ -1,8 +1,9 @@
 #pragma once
 // Scaled dot-product attention fused into one pass over the keys (flash-style): scores are
-// computed a block of 128 keys at a time, softmaxed online (running max and sum, rescaling what was
-// pooled so far when the max grows) and pooled into the output at once, so no [nq, nk] score matrix
-// exists unless the weights are asked for. Memory is O((nq + nk) d).
+// computed a block of 512 keys (128 under a sliding window) at a time, softmaxed online (running
+// max and sum, rescaling what was pooled so far when the max grows) and pooled into the output
+// at once, so no [nq, nk] score matrix exists unless the weights are asked for.
+// Memory is O((nq + nk) d).
 
 #include "attn/mask.hpp"
 #include "attn/tensor.hpp"
