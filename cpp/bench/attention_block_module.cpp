@@ -1,10 +1,11 @@
 // One step of the fused forward (kernels/fused_attention.cpp, tile_block) on its own: a block of
-// 64 queries against a block of 128 keys, d = dv = 64, unmasked, two query rows at a time, each
-// pair through the score loop (with the rows' max), the online-softmax step (the exp of every
-// score, the running max and sum) and the pooling loop. Built as a module with no imports
-// (CMakeLists.txt, microkernel_simd128's twin) so that scripts/bench/engines/engines.js can time
-// the step and each of its three parts alone in every browser, and see which one an engine runs
-// slower than the micro-kernel loop would predict.
+// 64 queries against a block of 128 keys (the step under a sliding window; unmasked attention has
+// taken 512 keys a step since 2026-11-29, after the engines runs that timed this), d = dv = 64,
+// unmasked, two query rows at a time, each pair through the score loop (with the rows' max), the
+// online-softmax step (the exp of every score, the running max and sum) and the pooling loop.
+// Built as a module with no imports (CMakeLists.txt, microkernel_simd128's twin) so that
+// scripts/bench/engines/engines.js can time the step and each of its three parts alone in every
+// browser, and see which one an engine runs slower than the micro-kernel loop would predict.
 
 #include <cstdint>
 
