@@ -40,10 +40,10 @@ struct KeptBlock {
 
 Index key_blocks(Index nk, Index block) { return round_up(nk, block) / block; }
 
-// What one thread's forward works in, sized before any thread starts for the longest key block:
-// two rows of scores (then of exp(s - max)), a query block's running max and sum, with weights
-// requested what each of its rows kept of each key block, and for K and V held as halves one key
-// block of them widened.
+// What one thread's forward works in, sized before any thread starts for either step length (the
+// rows for the longer, the kept blocks for the shorter): two rows of scores (then of
+// exp(s - max)), a query block's running max and sum, with weights requested what each of its
+// rows kept of each key block, and for K and V held as halves one key block of them widened.
 struct FusedScratch {
   FusedScratch(Index nk, bool weights, Index half_d = 0, Index half_dv = 0)
       : scores(static_cast<size_t>(2 * kBlockKeys)),
