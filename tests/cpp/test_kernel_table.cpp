@@ -1,8 +1,8 @@
 // The seam the wasm package uses to put its relaxed-SIMD loops in place of the core's
 // (kernels/kernel_table.hpp): once installed, loops given to use_kernel_table are the ones the
-// fused forward (for each tile height as the rows fall) and the GEMM call, and the core's own
-// loops come back when they are reinstalled. The loops here count their calls and forward to
-// the core's, so the results must also stay the same bits.
+// fused forward (for each tile height as the rows fall, and its exp) and the GEMM call, and the
+// core's own loops come back when they are reinstalled. The loops here count their calls and
+// forward to the core's, so the results must also stay the same bits.
 
 #include <catch2/catch.hpp>
 
@@ -15,7 +15,7 @@ using attn::Index;
 
 namespace {
 
-int score_calls[2], pool_calls[2], gemm_calls;
+int score_calls[2], pool_calls[2], gemm_calls, exp_calls;
 
 template <int Rows>
 void counting_score(const float* const* q, const float* packed, Index d, Index len, float* const* s,
@@ -37,6 +37,11 @@ void counting_gemm(const float* a, Index lda, Index m, Index depth, const float*
   attn::detail::gemm_panels(a, lda, m, depth, packed, panel_stride, n, c, ldc, accumulate);
 }
 
+float counting_exp(float* s, Index n, float max) {
+  ++exp_calls;
+  return attn::detail::exp_shifted_sum(s, n, max);
+}
+
 // Puts the core's loops back however the test ends.
 struct RestoreBuiltin {
   ~RestoreBuiltin() { attn::detail::use_kernel_table(attn::detail::builtin_kernel_table()); }
@@ -56,12 +61,15 @@ TEST_CASE("The fused forward and the GEMM call the loops they are given, per til
   const RestoreBuiltin restore;
   attn::detail::use_kernel_table({{counting_score<1>, counting_score<2>},
                                   {counting_pool<1>, counting_pool<2>},
-                                  counting_gemm});
+                                  counting_gemm,
+                                  attn::detail::modify_scores,
+                                  counting_exp});
   const attn::Tensor3 counted = attn::scaled_dot_product_attention(q, k, v, {}, false).output;
   CHECK(score_calls[0] == 3);
   CHECK(score_calls[1] == 6);
   CHECK(pool_calls[0] == 3);
   CHECK(pool_calls[1] == 6);
+  CHECK(exp_calls == 15);  // each of the 5 rows, once per key block
   CHECK(counted.data == before.data);
   CHECK(gemm_calls == 0);
   const attn::Matrix product = attn::detail::matmul_transposed(q.view()[0], k.view()[0]);

@@ -1,6 +1,7 @@
 #pragma once
 // The loops every matrix product of the core runs in: the fused forward's two over one key block
-// (the scores with each row's max, and the pooling with the online softmax's rescaling), and the
+// (the scores with each row's max, and the pooling with the online softmax's rescaling) and the
+// exp between them, and the
 // GEMM over packed panels (projections, the backward, bmm, the GRU); and the score modifiers
 // between them (softcap, ALiBi), whose tanh is multiply-adds too. They are reached through
 // the kernel table (kernel_table.hpp), so that the wasm package can put the same code compiled
@@ -96,6 +97,31 @@ inline void gemm_panels(const float* a, Index lda, Index m, Index depth, const f
       }
     }
   }
+}
+
+// s[j] = exp(s[j] - max) for j < n; returns their sum: the fused forward's online-softmax step
+// (row_kernels.hpp), whose exp is as many multiply-adds as a 4-key slice of its products.
+inline float exp_shifted_sum(float* s, Index n, float max) {
+  const simd::F32x4 shift = simd::splat(max);
+  simd::F32x4 sum = simd::splat(0.0f);
+  Index j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const simd::F32x4 e = simd::exp_nonpositive(simd::load(s + j) - shift);
+    simd::store(s + j, e);
+    sum = sum + e;
+  }
+  float total = simd::horizontal_sum(sum);
+  if (j < n) {  // the tail through one padded vector, so every weight comes from the same exp
+    alignas(16) float tail[4];
+    std::fill(tail, tail + 4, kNegativeInfinity);
+    std::copy(s + j, s + n, tail);
+    simd::store(tail, simd::exp_nonpositive(simd::load(tail) - shift));
+    for (Index t = 0; t < n - j; ++t) {
+      s[j + t] = tail[t];
+      total += tail[t];
+    }
+  }
+  return total;
 }
 
 // The modifiers of four lanes: softcapped, then ALiBi's bias (minus_slope * |distance|), and

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernel_table.hpp"
 #include "simd/f32x4.hpp"
 
 namespace attn::detail {
@@ -48,29 +49,6 @@ float f32_add_row_max(float* s, const float* bias, Index n) {
   return result;
 }
 
-float f32_exp_shifted_sum(float* s, Index n, float max) {
-  const F32x4 shift = simd::splat(max);
-  F32x4 sum = simd::splat(0.0f);
-  Index j = 0;
-  for (; j + 4 <= n; j += 4) {
-    const F32x4 e = simd::exp_nonpositive(simd::load(s + j) - shift);
-    simd::store(s + j, e);
-    sum = sum + e;
-  }
-  float total = simd::horizontal_sum(sum);
-  if (j < n) {  // the tail through one padded vector, so every weight comes from the same exp
-    alignas(16) float tail[4];
-    std::fill(tail, tail + 4, -std::numeric_limits<float>::infinity());
-    std::copy(s + j, s + n, tail);
-    simd::store(tail, simd::exp_nonpositive(simd::load(tail) - shift));
-    for (Index t = 0; t < n - j; ++t) {
-      s[j + t] = tail[t];
-      total += tail[t];
-    }
-  }
-  return total;
-}
-
 float f32_online_softmax_step(float* s, Index len, float block_max, bool first_block,
                               float& running_max, float& running_sum) {
   const float new_max = simd::nan_max(running_max, block_max);
@@ -85,7 +63,7 @@ float f32_online_softmax_step(float* s, Index len, float block_max, bool first_b
   if (new_max == -std::numeric_limits<float>::infinity()) {
     std::fill(s, s + len, 0.0f);
   } else {
-    block_sum = f32_exp_shifted_sum(s, len, new_max);
+    block_sum = kernel_table().exp_shifted_sum(s, len, new_max);
   }
   running_sum = alpha * running_sum + block_sum;
   running_max = new_max;
@@ -95,7 +73,7 @@ float f32_online_softmax_step(float* s, Index len, float block_max, bool first_b
 void f32_softmax_row(float* row, Index n) { f32_softmax_row(row, n, f32_row_max(row, n)); }
 
 float f32_softmax_row(float* row, Index n, float max, float extra) {
-  const float inverse = 1.0f / (f32_exp_shifted_sum(row, n, max) + extra);
+  const float inverse = 1.0f / (exp_shifted_sum(row, n, max) + extra);
   for (Index i = 0; i < n; ++i) row[i] *= inverse;
   return inverse;
 }

@@ -15,15 +15,14 @@ float f32_row_max(const float* s, Index n);
 // s[j] += bias[j] for j < n; returns the max of the result, as f32_row_max would.
 float f32_add_row_max(float* s, const float* bias, Index n);
 
-// s[j] = exp(s[j] - max) for j < n; returns their sum.
-float f32_exp_shifted_sum(float* s, Index n, float max);
-
 // One online-softmax step for one row, the form that sees a row's scores a block at a time (the
 // fused attention kernel's key blocks): folds the block's scores s[0..len), whose max is
 // block_max, into the row's running max and sum, turns them into exp(s - new max) in place, and
 // returns the factor alpha by which what was accumulated so far must be rescaled (0 on the first
 // block; 1 when the max did not move). A row whose max is still -inf gets zeros and sum 0 (it
-// ends NaN, 0 / 0, as in PyTorch, if no finite score ever comes).
+// ends NaN, 0 / 0, as in PyTorch, if no finite score ever comes). The exp is the kernel table's
+// (kernel_table.hpp), as the products around it: with relaxed SIMD its polynomial is fused
+// multiply-adds.
 float f32_online_softmax_step(float* s, Index len, float block_max, bool first_block,
                               float& running_max, float& running_sum);
 
