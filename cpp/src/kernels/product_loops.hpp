@@ -99,8 +99,9 @@ inline void gemm_panels(const float* a, Index lda, Index m, Index depth, const f
   }
 }
 
-// s[j] = exp(s[j] - max) for j < n; returns their sum: the fused forward's online-softmax step
-// (row_kernels.hpp), whose exp is as many multiply-adds as a 4-key slice of its products.
+// s[j] = exp(s[j] - max) for j < n; returns their sum: the exp pass of the fused forward's
+// online-softmax step (row_kernels.hpp), here so that the relaxed module fuses its polynomial's
+// multiply-adds too.
 inline float exp_shifted_sum(float* s, Index n, float max) {
   const simd::F32x4 shift = simd::splat(max);
   simd::F32x4 sum = simd::splat(0.0f);
