@@ -309,17 +309,18 @@ inline F32x4 exp_nonpositive(F32x4 x) {
   return exp2_split(n, t - n);
 }
 
-// tanh(x) as a ratio of an odd degree-13 and an even degree-6 polynomial in x, x clamped to
-// +-7.9053 (Eigen's generic_fast_tanh_float coefficients), and exactly +-1 beyond it, where
-// tanh is within 2.7e-7 of +-1. Within 6 ulp of tanh everywhere (tests/cpp/test_microkernels.cpp
-// measures it). One division and no exp: a softcap costs a fraction of the softmax's exp per score.
-// NaN stays NaN (min and max keep it). Its error is relative (6 ulp) and up to 3.4e-7 absolute near
-// +-1, where activation_kernels.cpp's tanh, through exp, keeps the 2e-7 absolute bound that the
-// recurrent layers' tests hold it to.
+// tanh(x) as a ratio of an odd degree-13 and an even degree-6 polynomial in x (Eigen's
+// generic_fast_tanh_float coefficients) for |x| < 7.9053, and exactly +-1 from there, where tanh
+// is within 2.7e-7 of +-1. Within 6 ulp of tanh everywhere (tests/cpp/test_microkernels.cpp
+// measures it). One division and no exp: a softcap costs a fraction of the softmax's exp per
+// score. Eigen clamps x first; here the select alone decides past the limit, so the ratio may
+// overflow there (inf / inf) unread, and the clamp's two instructions go. NaN stays NaN (it
+// fails the comparison and the ratio keeps it). Its error is relative (6 ulp) and up to 3.4e-7
+// absolute near +-1, where activation_kernels.cpp's tanh, through exp, keeps the 2e-7 absolute
+// bound that the recurrent layers' tests hold it to.
 inline F32x4 tanh(F32x4 x) {
   const F32x4 limit = splat(7.90531110763549805f);
-  const F32x4 clamped = max(min(x, limit), splat(-7.90531110763549805f));
-  const F32x4 x2 = clamped * clamped;
+  const F32x4 x2 = x * x;
   F32x4 p = multiply_add(x2, splat(-2.76076847742355e-16f), splat(2.00018790482477e-13f));
   p = multiply_add(x2, p, splat(-8.60467152213735e-11f));
   p = multiply_add(x2, p, splat(5.12229709037114e-08f));
@@ -329,10 +330,10 @@ inline F32x4 tanh(F32x4 x) {
   F32x4 q = multiply_add(x2, splat(1.19825839466702e-06f), splat(1.18534705686654e-04f));
   q = multiply_add(x2, q, splat(2.26843463243900e-03f));
   q = multiply_add(x2, q, splat(4.89352518554385e-03f));
-  // p / q first: x * p would underflow for tiny x. Past the clamp exactly +-1: the ratio there
+  // p / q first: x * p would underflow for tiny x. Past the limit exactly +-1: the ratio there
   // is 1 or 1 - 5 ulp depending on whether the multiply-adds fuse (relaxed SIMD leaves that to
   // the CPU), and a saturated softcap's derivative 1 - tanh^2 must be 0.
-  return select_at_least(abs(x), limit, copy_sign(splat(1.0f), x), clamped * (p / q));
+  return select_at_least(abs(x), limit, copy_sign(splat(1.0f), x), x * (p / q));
 }
 #endif
 
