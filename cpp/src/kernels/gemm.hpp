@@ -42,7 +42,7 @@ inline void f32_gemm_tile(const std::array<const float*, Rows>& a, const float* 
     simd::F32x4 x[Rows];
     for (int r = 0; r < Rows; ++r) x[r] = simd::splat(*row[r]++);
     for (int n = 0; n < N; ++n) {
-      const simd::F32x4 y = simd::load(b + 4 * n);
+      const simd::F32x4 y = simd::load_once(b + 4 * n);  // read by every row
       for (int r = 0; r < Rows; ++r) acc[r][n] = simd::multiply_add(x[r], y, acc[r][n]);
     }
   }
