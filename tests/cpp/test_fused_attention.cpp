@@ -156,3 +156,37 @@ TEST_CASE("A query's output is the same bits alone as beside other queries", "[f
     for (Index c = 0; c < dv; ++c) CHECK(single.output.data[c] == together.output.data[i * dv + c]);
   }
 }
+
+TEST_CASE("Weights down to 2^-100 of the max count, and only those below it are dropped",
+          "[fused][backward]") {
+  // The fused forward and backward drop weights below 2^-100 of a row's max (kPooledLowest,
+  // product_loops.hpp: a subnormal product costs x86 a microcode assist). Closed forms, d = 1,
+  // scale 1: key 0 scores 0 and pools the value 0, keys 1..nk-1 score -gap and pool their index.
+  // At gap = 35 (weights e^-35 = 2^-50.5) the output is e^-35 sum(j) / (1 + (nk - 1) e^-35),
+  // made of small weights alone, and dV_j = e^-35 / (1 + ...) * dO; at gap = 80 (2^-115.4) they
+  // are dropped: output 0 and dV_j = 0 for j > 0 (dropping changes an output by at most
+  // nk 2^-100 max|v|).
+  const Index nk = 1100;  // past the forward's first key block of 512
+  for (const double gap : {35.0, 80.0}) {
+    CAPTURE(gap);
+    Tensor3 q(1, 1, 1, 1.0f), k(1, nk, 1, static_cast<float>(-gap)), v(1, nk, 1);
+    k.data[0] = 0.0f;
+    for (Index j = 0; j < nk; ++j) v.data[static_cast<size_t>(j)] = static_cast<float>(j);
+    AttentionOptions options;
+    options.scale = 1.0f;
+    const double weight = std::exp(-gap), denominator = 1.0 + static_cast<double>(nk - 1) * weight;
+    const bool kept = gap < 100.0 * std::log(2.0);
+    const double sum = static_cast<double>(nk - 1) * static_cast<double>(nk) / 2.0;
+    const double output = kept ? weight * sum / denominator : 0.0;
+    const auto got = attn::scaled_dot_product_attention(q, k, v, options, false);
+    CHECK(got.output.data[0] == Approx(output).epsilon(1e-5).margin(0.0));
+    const Tensor3 grad_output(1, 1, 1, 1.0f);
+    const auto grads = attn::scaled_dot_product_attention_backward(q, k, v, grad_output, options);
+    CHECK(grads.dv.data[0] == Approx(1.0 / denominator).epsilon(1e-6));
+    for (const Index j : {Index{1}, Index{600}, nk - 1}) {
+      CAPTURE(j);
+      CHECK(grads.dv.data[static_cast<size_t>(j)] ==
+            Approx(kept ? weight / denominator : 0.0).epsilon(1e-5).margin(0.0));
+    }
+  }
+}

@@ -18,6 +18,7 @@
 
 #include "kernels/gemm.hpp"
 #include "kernels/masked_softmax.hpp"
+#include "kernels/product_loops.hpp"
 #include "kernels/regression_rows.hpp"
 #include "kernels/row_kernels.hpp"
 #include "kernels/simd/f32x4.hpp"
@@ -131,6 +132,48 @@ TEST_CASE("The vector exp is within its stated ulp of exp in double over [-88, 0
   CHECK(worst <= 65.2);
   CHECK(worst_near_zero <= 3.64);
   CHECK(sampled > 100000);
+}
+
+TEST_CASE("The pooled exp keeps the vector exp's bits down to 2^-100 and gives 0 below it",
+          "[microkernels]") {
+  // exp_nonpositive<kPooledLowest>, the fused forward's: where x log2(e) rounds to an integer
+  // n >= -100, the same bits as exp_nonpositive (2^26 folded into the polynomial and taken back
+  // from the exponent is exact); where n < -100, exactly 0; never a subnormal (each costs x86 a
+  // microcode assist); NaN stays NaN. Every 4th float of [-71, -68] (n = -100 ends at
+  // x = -69.66), a coarse sweep of [-90, 0], and x down to -inf.
+  constexpr int kLowest = attn::detail::kPooledLowest;
+  std::vector<float> points = {0.0f, -0.0f, -1.0f, -69.0f, -1e4f, -FLT_MAX, -INFINITY, NAN};
+  for (float x = -68.0f; x >= -71.0f;) {
+    points.push_back(x);
+    for (int s = 0; s < 4; ++s) x = std::nextafter(x, -100.0f);
+  }
+  for (float x = 0.0f; x > -90.0f; x -= 0.37f) points.push_back(x);
+  while (points.size() % 4 != 0) points.push_back(-1.0f);
+  int kept = 0, dropped = 0;
+  for (size_t p = 0; p < points.size(); p += 4) {
+    float pooled[4], full[4];
+    attn::simd::store(pooled, attn::simd::exp_nonpositive<kLowest>(attn::simd::load(&points[p])));
+    attn::simd::store(full, attn::simd::exp_nonpositive(attn::simd::load(&points[p])));
+    for (int lane = 0; lane < 4; ++lane) {
+      const float x = points[p + static_cast<size_t>(lane)], y = pooled[lane];
+      CAPTURE(x, y, full[lane]);
+      if (std::isnan(x)) {
+        REQUIRE(std::isnan(y));
+        continue;
+      }
+      REQUIRE(std::fpclassify(y) != FP_SUBNORMAL);
+      if (std::nearbyint(x * 1.44269504088896341f) < kLowest) {
+        REQUIRE(y == 0.0f);
+        ++dropped;
+      } else {
+        REQUIRE(y == full[lane]);
+        REQUIRE(y >= std::ldexp(1.0f, kLowest - 1));
+        ++kept;
+      }
+    }
+  }
+  CHECK(kept > 1000);
+  CHECK(dropped > 1000);
 }
 
 TEST_CASE("The vector tanh is within its stated ulp of tanh in double on every sign and scale",

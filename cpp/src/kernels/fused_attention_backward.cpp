@@ -422,7 +422,7 @@ class Strip {
         max = std::isnan(max) ? max : std::max(max, *sink_);
         sink_exp = std::exp(*sink_ - max);
       }
-      const float inverse = f32_softmax_row(p, n, max, sink_exp);
+      const float inverse = f32_pooled_softmax_row(p, n, max, sink_exp);
       if (m_.dropout_.active()) {  // dropped = P * F, ds = F * dP: D and dS need both, dV the first
         float* dropped = work_.dropped.data() + offset;
         for (Index j = 0; j < n; ++j) {

@@ -13,7 +13,7 @@ using ScoreBlockFunction = decltype(&score_block<1>);
 using PoolBlockFunction = decltype(&pool_block<1>);
 using GemmPanelsFunction = decltype(&gemm_panels);
 using ModifyScoresFunction = decltype(&modify_scores);
-using ExpShiftedSumFunction = decltype(&exp_shifted_sum);
+using ExpShiftedSumFunction = decltype(&exp_shifted_sum<kPooledLowest>);
 
 struct KernelTable {
   ScoreBlockFunction score[2];  // [0] for 1-row tiles, [1] for 2-row tiles
@@ -36,7 +36,7 @@ struct KernelTable {
   X(pool[1], pool_block<2>, "f32_pool_block_2x16")         \
   X(gemm_panels, gemm_panels, "f32_gemm_panels_2x16")      \
   X(modify_scores, modify_scores, "f32_modify_scores_1x4") \
-  X(exp_shifted_sum, exp_shifted_sum, "f32_exp_shifted_sum_1x4")
+  X(exp_shifted_sum, exp_shifted_sum<kPooledLowest>, "f32_exp_shifted_sum_1x4")
 
 // The list's loops as this translation unit compiled them: the core's own here, the relaxed
 // ones in cpp/relaxed (inline, so that each compilation gets its own).

@@ -70,11 +70,22 @@ float f32_online_softmax_step(float* s, Index len, float block_max, bool first_b
   return alpha;
 }
 
-void f32_softmax_row(float* row, Index n) { f32_softmax_row(row, n, f32_row_max(row, n)); }
+namespace {
 
-float f32_softmax_row(float* row, Index n, float max, float extra) {
-  const float inverse = 1.0f / (exp_shifted_sum(row, n, max) + extra);
-  for (Index i = 0; i < n; ++i) row[i] *= inverse;
+void scale_row(float* row, Index n, float factor) {
+  for (Index i = 0; i < n; ++i) row[i] *= factor;
+}
+
+}  // namespace
+
+void f32_softmax_row(float* row, Index n) {
+  const float max = f32_row_max(row, n);
+  scale_row(row, n, 1.0f / exp_shifted_sum<simd::kExpUnderflow>(row, n, max));
+}
+
+float f32_pooled_softmax_row(float* row, Index n, float max, float extra) {
+  const float inverse = 1.0f / (exp_shifted_sum<kPooledLowest>(row, n, max) + extra);
+  scale_row(row, n, inverse);
   return inverse;
 }
 

@@ -32,11 +32,12 @@ float f32_online_softmax_step(float* s, Index len, float block_max, bool first_b
 // A row of -inf becomes NaN (0/0), as in PyTorch.
 void f32_softmax_row(float* row, Index n);
 
-// The same with the row's max already known (f32_row_max of it, or the max of its pieces'
-// f32_row_max: the parallel backward takes a row's max key chunk by key chunk), and `extra` a
-// term the denominator holds beside the row's exps (a sink's exp(sink - max)). Returns the
-// inverse of the denominator.
-float f32_softmax_row(float* row, Index n, float max, float extra = 0.0f);
+// The same for weights that go on into matrix products (the fused backward's), with the row's
+// max already known (the max of its pieces' f32_row_max: the parallel backward takes a row's
+// max key chunk by key chunk) and `extra` a term the denominator holds beside the row's exps (a
+// sink's exp(sink - max)). exp(x - max) is 0 below 2^-100, as the fused forward's
+// (kPooledLowest, product_loops.hpp). Returns the inverse of the denominator.
+float f32_pooled_softmax_row(float* row, Index n, float max, float extra);
 
 // The softmax's backward for one row, given its weights p[0..n) and, in ds, the gradient dP
 // of the loss with respect to them: returns D = sum_j p_j dP_j and turns ds into the gradient

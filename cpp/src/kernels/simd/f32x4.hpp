@@ -24,6 +24,10 @@
 
 namespace attn::simd {
 
+// exp_nonpositive<kLowest> gives 0 where the nearest integer to x log2(e) is below kLowest; by
+// default, where float's own exponents end (below -127, and 2^-127 itself).
+constexpr int kExpUnderflow = -127;
+
 #if defined(ATTN_SIMD_WASM)
 
 struct F32x4 {
@@ -277,8 +281,15 @@ inline void load_halves(const uint16_t* p, F32x4& low, F32x4& high) {
   high = load_half(p + 4);
 }
 // The scalar twin takes exp from the C library.
+template <int kLowest = kExpUnderflow>
 inline F32x4 exp_nonpositive(F32x4 x) {
-  return {{std::exp(x.v[0]), std::exp(x.v[1]), std::exp(x.v[2]), std::exp(x.v[3])}};
+  F32x4 out;
+  for (int i = 0; i < 4; ++i) {
+    const bool dropped =
+        kLowest > kExpUnderflow && std::nearbyint(x.v[i] * 1.44269504088896341f) < kLowest;
+    out.v[i] = dropped ? 0.0f : std::exp(x.v[i]);
+  }
+  return out;
 }
 inline F32x4 tanh(F32x4 x) {
   return {{std::tanh(x.v[0]), std::tanh(x.v[1]), std::tanh(x.v[2]), std::tanh(x.v[3])}};
@@ -294,33 +305,59 @@ inline F32x4 exp2_split(F32x4 n, F32x4 r) {
 #endif
 
 #if !defined(ATTN_SIMD_SCALAR)
-// 2^(n + r) for n an integer in [-127, 127] held as a float and |r| <= 1/2: 2^r from a degree-5
-// minimax polynomial (relative error 7.5e-8 before float rounding), 2^n written into the
-// exponent bits; n = -127 gives exactly +0. The polynomial is evaluated in Estrin's form:
-// softmax's exp pass is bound by this dependency chain, not by the instruction count, and
-// Estrin halves the chain of Horner's form for one more multiply.
-inline F32x4 exp2_split(F32x4 n, F32x4 r) {
+// 2^r times 2^kShift for |r| <= 1/2: a degree-5 minimax polynomial (relative error 7.5e-8 before
+// float rounding), 2^kShift folded into its coefficients, which scales every rounding exactly.
+// Evaluated in Estrin's form: softmax's exp pass is bound by this dependency chain, not by the
+// instruction count, and Estrin halves the chain of Horner's form for one more multiply.
+constexpr float power_of_two(int k) { return k == 0 ? 1.0f : 2.0f * power_of_two(k - 1); }
+template <int kShift = 0>
+inline F32x4 exp2_fraction(F32x4 r) {
+  constexpr float s = power_of_two(kShift);
   const F32x4 r2 = r * r;
-  const F32x4 low = multiply_add(splat(6.931469670652649e-1f), r, splat(1.0000000716546416f));
-  const F32x4 mid = multiply_add(splat(5.550713272875391e-2f), r, splat(2.402211972396918e-1f));
-  const F32x4 high = multiply_add(splat(1.3276472167819944e-3f), r, splat(9.675541331021392e-3f));
-  const F32x4 p = multiply_add(multiply_add(high, r2, mid), r2, low);
-  // 2^n: n + 1.5 * 2^23 holds n in its low mantissa bits (the bits of 0x4B400000 plus n), which,
-  // re-biased by 127 and moved into the exponent field, are 2^n, and +0 for n = -127. No
-  // float<->int conversion: V8 expands those into several instructions each.
-  const F32x4 magic = splat(12582912.0f);
-  return p * shift_bits_left<23>(add_bits(n + magic, 127 - 0x4B400000));
+  const F32x4 low =
+      multiply_add(splat(s * 6.931469670652649e-1f), r, splat(s * 1.0000000716546416f));
+  const F32x4 mid =
+      multiply_add(splat(s * 5.550713272875391e-2f), r, splat(s * 2.402211972396918e-1f));
+  const F32x4 high =
+      multiply_add(splat(s * 1.3276472167819944e-3f), r, splat(s * 9.675541331021392e-3f));
+  return multiply_add(multiply_add(high, r2, mid), r2, low);
+}
+
+// 2^(e - 127) for e in [0, 254] held as a float in biased = e + 1.5 * 2^23, which holds e in its
+// low mantissa bits (the bits of 0x4B400000 plus e): moved into the exponent field they are
+// 2^(e - 127), and +0 for e = 0. No float<->int conversion: V8 expands those into several
+// instructions each.
+constexpr float kMagic = 12582912.0f;
+inline F32x4 exponent_of(F32x4 biased) {
+  return shift_bits_left<23>(add_bits(biased, -0x4B400000));
+}
+
+// 2^(n + r) for n an integer in [-127, 127] held as a float and |r| <= 1/2; n = -127 gives
+// exactly +0.
+inline F32x4 exp2_split(F32x4 n, F32x4 r) {
+  return exp2_fraction(r) * exponent_of(n + splat(kMagic + 127.0f));
 }
 
 // exp(x) for x <= 0 or NaN (softmax's x - max), as 2^t with t = x log2(e) = n + r, n the nearest
-// integer and |r| <= 1/2 (exp2_split; the product x log2(e) adds |x| log2(e) ulp). Where
-// t < -126.5 (x < -87.7) the result is exactly 0, so masked weights are exactly zero: t is
-// clamped to -127. NaN stays NaN.
+// integer and |r| <= 1/2 (exp2_split; the product x log2(e) adds |x| log2(e) ulp). t is clamped
+// to -127, where the result is exactly 0: masked weights are exactly zero. NaN stays NaN.
+// Above the default kLowest, the result is exactly 0 for every n < kLowest as well, and no
+// result is ever subnormal (for kLowest >= -125): 2^n is taken as 2^(n - kShift), its exponent
+// field n + 127 - kShift floored at 0 by one max, times 2^kShift 2^r (kShift = kLowest + 126), the
+// same bits as 2^n 2^r wherever n >= kLowest.
+template <int kLowest = kExpUnderflow>
 inline F32x4 exp_nonpositive(F32x4 x) {
+  static_assert(kLowest >= kExpUnderflow && kLowest <= 0);
   // A NaN x survives the clamp: max keeps a NaN in its first operand.
   const F32x4 t = max(x * splat(1.44269504088896341f), splat(-127.0f));
   const F32x4 n = nearest_integer(t);
-  return exp2_split(n, t - n);
+  if constexpr (kLowest == kExpUnderflow) {
+    return exp2_split(n, t - n);
+  } else {
+    constexpr int kShift = kLowest + 126;
+    const F32x4 biased = max(n + splat(kMagic + (127 - kShift)), splat(kMagic));
+    return exp2_fraction<kShift>(t - n) * exponent_of(biased);
+  }
 }
 
 // tanh(x) as a ratio of an odd degree-13 and an even degree-6 polynomial in x (Eigen's
