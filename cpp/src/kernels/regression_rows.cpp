@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "attention/similarity.hpp"
+#include "product_loops.hpp"
 #include "simd/f32x4.hpp"
 #include "simd/f64x2.hpp"
 
@@ -87,13 +88,15 @@ float gaussian_weights(const double* squared, Index n, double nearest, float ban
   // Rounding to the nearest integer by adding and taking away 1.5 * 2^52 (|t| <= 127).
   const F64x2 magic = simd::splat64(0x1.8p52);
   // Four keys: t in double, clamped to -127 (where 2^t is +0; a NaN stays NaN), split into its
-  // nearest integer and the rest, which float holds exactly enough (|r| <= 1/2); 2^t in float.
+  // nearest integer and the rest, which float holds exactly enough (|r| <= 1/2); 2^t in float,
+  // 0 below 2^-100 as the fused kernels' weights (kPooledLowest): the pooling multiplies them by
+  // values, and tinier ones would make subnormal products (1.1x slower at sigma = 0.05, d = 1).
   const auto weights = [&](const double* four) {
     const F64x2 low = simd::max((simd::load(four) - shift) * factor, floor);
     const F64x2 high = simd::max((simd::load(four + 2) - shift) * factor, floor);
     const F64x2 low_whole = (low + magic) - magic, high_whole = (high + magic) - magic;
-    return simd::exp2_split(simd::narrow(low_whole, high_whole),
-                            simd::narrow(low - low_whole, high - high_whole));
+    return simd::exp2_split<kPooledLowest>(simd::narrow(low_whole, high_whole),
+                                           simd::narrow(low - low_whole, high - high_whole));
   };
   F32x4 sum = simd::splat(0.0f);
   in_fours(squared, n, w, [&](const double* four) {  // a key at +inf adds 0

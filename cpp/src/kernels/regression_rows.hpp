@@ -30,7 +30,8 @@ double f64_squared_distance(const float* query, const float* key, Index dim);
 // row sum >= 1 however small sigma is; a key at +inf gets 0); returns their sum. The exponent's
 // range reduction is done in double (t = (squared - nearest) log2(e) / (2 sigma^2) = n + r),
 // 2^r in float (simd::exp2_split): within 4 ulp whatever t (tests/cpp/test_microkernels.cpp),
-// and exactly 0 below 2^-126.5.
+// and exactly 0 where the nearest integer to t is below -100 (kPooledLowest, product_loops.hpp:
+// the pooling would make subnormal products of them).
 float gaussian_weights(const double* squared, Index n, double nearest, float bandwidth, float* w);
 
 // The compactly supported and constant kernels: w[j] = similarity(sqrt(squared[j]) / bandwidth),

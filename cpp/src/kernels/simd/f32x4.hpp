@@ -294,10 +294,13 @@ inline F32x4 exp_nonpositive(F32x4 x) {
 inline F32x4 tanh(F32x4 x) {
   return {{std::tanh(x.v[0]), std::tanh(x.v[1]), std::tanh(x.v[2]), std::tanh(x.v[3])}};
 }
+template <int kLowest = kExpUnderflow>
 inline F32x4 exp2_split(F32x4 n, F32x4 r) {
+  // +0 below kLowest, and at -127 whatever it is.
+  constexpr float kKept = kLowest > kExpUnderflow ? kLowest : kExpUnderflow + 1;
   F32x4 out;
   for (int i = 0; i < 4; ++i) {
-    out.v[i] = n.v[i] <= -127.0f ? 0.0f : std::ldexp(std::exp2(r.v[i]), static_cast<int>(n.v[i]));
+    out.v[i] = n.v[i] < kKept ? 0.0f : std::ldexp(std::exp2(r.v[i]), static_cast<int>(n.v[i]));
   }
   return out;
 }
@@ -333,31 +336,33 @@ inline F32x4 exponent_of(F32x4 biased) {
 }
 
 // 2^(n + r) for n an integer in [-127, 127] held as a float and |r| <= 1/2; n = -127 gives
-// exactly +0.
+// exactly +0. Above the default kLowest, exactly 0 for every n < kLowest as well, and never a
+// subnormal (for kLowest >= -125): 2^n is taken as 2^(n - kShift), its exponent field
+// n + 127 - kShift floored at 0 by one max, times 2^kShift 2^r (kShift = kLowest + 126), the
+// same bits as 2^n 2^r wherever n >= kLowest.
+template <int kLowest = kExpUnderflow>
 inline F32x4 exp2_split(F32x4 n, F32x4 r) {
-  return exp2_fraction(r) * exponent_of(n + splat(kMagic + 127.0f));
+  static_assert(kLowest >= kExpUnderflow && kLowest <= 0);
+  if constexpr (kLowest == kExpUnderflow) {
+    return exp2_fraction(r) * exponent_of(n + splat(kMagic + 127.0f));
+  } else {
+    constexpr int kShift = kLowest + 126;
+    const F32x4 biased = max(n + splat(kMagic + (127 - kShift)), splat(kMagic));
+    return exp2_fraction<kShift>(r) * exponent_of(biased);
+  }
 }
 
 // exp(x) for x <= 0 or NaN (softmax's x - max), as 2^t with t = x log2(e) = n + r, n the nearest
 // integer and |r| <= 1/2 (exp2_split; the product x log2(e) adds |x| log2(e) ulp). t is clamped
-// to -127, where the result is exactly 0: masked weights are exactly zero. NaN stays NaN.
-// Above the default kLowest, the result is exactly 0 for every n < kLowest as well, and no
-// result is ever subnormal (for kLowest >= -125): 2^n is taken as 2^(n - kShift), its exponent
-// field n + 127 - kShift floored at 0 by one max, times 2^kShift 2^r (kShift = kLowest + 126), the
-// same bits as 2^n 2^r wherever n >= kLowest.
+// to -127, where the result is exactly 0: masked weights are exactly zero. Above the default
+// kLowest, exactly 0 for every n < kLowest as well, and never subnormal (exp2_split). NaN stays
+// NaN.
 template <int kLowest = kExpUnderflow>
 inline F32x4 exp_nonpositive(F32x4 x) {
-  static_assert(kLowest >= kExpUnderflow && kLowest <= 0);
   // A NaN x survives the clamp: max keeps a NaN in its first operand.
   const F32x4 t = max(x * splat(1.44269504088896341f), splat(-127.0f));
   const F32x4 n = nearest_integer(t);
-  if constexpr (kLowest == kExpUnderflow) {
-    return exp2_split(n, t - n);
-  } else {
-    constexpr int kShift = kLowest + 126;
-    const F32x4 biased = max(n + splat(kMagic + (127 - kShift)), splat(kMagic));
-    return exp2_fraction<kShift>(t - n) * exponent_of(biased);
-  }
+  return exp2_split<kLowest>(n, t - n);
 }
 
 // tanh(x) as a ratio of an odd degree-13 and an even degree-6 polynomial in x (Eigen's
