@@ -98,7 +98,12 @@ export interface AttentionOptions extends MaskOptions {
   dropout?: number;
   /** Dropout's random stream: the same seed drops the same weights. Default 0. */
   seed?: number;
-  /** Also return the weights. Default false. */
+  /**
+   * Also return the weights. Default false. Scaled dot-product attention (and everything built on
+   * it) makes weights below 2^-100 of their row's largest exactly 0, here and in what it pools:
+   * they would make subnormal products, which x86 computes slowly, and they change no output by
+   * more than n · 2^-100 · max|v|. Additive attention keeps every weight.
+   */
   weights?: boolean;
 }
 
