@@ -2,7 +2,7 @@
 // A 4-lane float vector: the portable layer the hot kernels are written in, once. A build picks
 // one backend:
 //   wasmsimd  wasm with -msimd128: every operation one SIMD128 instruction;
-//   sse       native x86-64 (SSE2 is its baseline; FMA and SSE4.1 are used when enabled);
+//   sse       native x86-64 (SSE2 is its baseline; FMA is used when enabled);
 //   scalar    everything else, and any build with ATTN_SCALAR_KERNELS defined (the scalar wasm
 //             build): four floats and plain loops, the kernels' scalar twin.
 
@@ -69,13 +69,12 @@ inline F32x4 min(F32x4 a, F32x4 b) { return {wasm_f32x4_pmin(a.v, b.v)}; }
 inline F32x4 select_at_least(F32x4 a, F32x4 limit, F32x4 yes, F32x4 no) {
   return {wasm_v128_bitselect(yes.v, no.v, wasm_f32x4_ge(a.v, limit.v))};
 }
-// For exp: integer add and left shift on the lanes' bits, and rounding to the nearest integer.
+// For exp: integer add and left shift on the lanes' bits.
 inline F32x4 add_bits(F32x4 a, int32_t k) { return {wasm_i32x4_add(a.v, wasm_i32x4_splat(k))}; }
 template <int kShift>
 inline F32x4 shift_bits_left(F32x4 a) {
   return {wasm_i32x4_shl(a.v, kShift)};
 }
-inline F32x4 nearest_integer(F32x4 a) { return {wasm_f32x4_nearest(a.v)}; }
 inline float lane(F32x4 a, int i) {
   alignas(16) float out[4];
   wasm_v128_store(out, a.v);
@@ -163,16 +162,6 @@ inline F32x4 add_bits(F32x4 a, int32_t k) {
 template <int kShift>
 inline F32x4 shift_bits_left(F32x4 a) {
   return {_mm_castsi128_ps(_mm_slli_epi32(_mm_castps_si128(a.v), kShift))};
-}
-// Round to nearest, ties to even. Without SSE4.1, adding and subtracting 1.5 * 2^23 does the
-// same for |a| < 2^22, which covers exp's clamped argument.
-inline F32x4 nearest_integer(F32x4 a) {
-#if defined(__SSE4_1__)
-  return {_mm_round_ps(a.v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
-#else
-  const __m128 magic = _mm_set1_ps(12582912.0f);
-  return {_mm_sub_ps(_mm_add_ps(a.v, magic), magic)};
-#endif
 }
 inline float lane(F32x4 a, int i) {
   alignas(16) float out[4];
@@ -335,34 +324,46 @@ inline F32x4 exponent_of(F32x4 biased) {
   return shift_bits_left<23>(add_bits(biased, -0x4B400000));
 }
 
-// 2^(n + r) for n an integer in [-127, 127] held as a float and |r| <= 1/2; n = -127 gives
-// exactly +0. Above the default kLowest, exactly 0 for every n < kLowest as well, and never a
-// subnormal (for kLowest >= -125): 2^n is taken as 2^(n - kShift), its exponent field
-// n + 127 - kShift floored at 0 by one max, times 2^kShift 2^r (kShift = kLowest + 126), the
-// same bits as 2^n 2^r wherever n >= kLowest.
-template <int kLowest = kExpUnderflow>
-inline F32x4 exp2_split(F32x4 n, F32x4 r) {
+// What exp2_split and exp_nonpositive share: 2^(n + r) from |r| <= 1/2 and biased, which holds
+// n + kBias<kLowest> after kMagic (exponent_of). With the default kLowest, n = -127 gives exactly
+// +0. Above it, exactly 0 for every n < kLowest as well, and never a subnormal (for kLowest >=
+// -125): 2^n is taken as 2^(n - kShift), its exponent field n + 127 - kShift floored at 0 by one
+// max, times 2^kShift 2^r (kShift = kLowest + 126), the same bits as 2^n 2^r wherever
+// n >= kLowest.
+template <int kLowest>
+constexpr int kShiftOf = kLowest == kExpUnderflow ? 0 : kLowest + 126;
+template <int kLowest>
+constexpr float kBias = 127 - kShiftOf<kLowest>;
+template <int kLowest>
+inline F32x4 exp2_biased(F32x4 biased, F32x4 r) {
   static_assert(kLowest >= kExpUnderflow && kLowest <= 0);
   if constexpr (kLowest == kExpUnderflow) {
-    return exp2_fraction(r) * exponent_of(n + splat(kMagic + 127.0f));
+    return exp2_fraction(r) * exponent_of(biased);
   } else {
-    constexpr int kShift = kLowest + 126;
-    const F32x4 biased = max(n + splat(kMagic + (127 - kShift)), splat(kMagic));
-    return exp2_fraction<kShift>(r) * exponent_of(biased);
+    return exp2_fraction<kShiftOf<kLowest>>(r) * exponent_of(max(biased, splat(kMagic)));
   }
 }
 
+// 2^(n + r) for n an integer in [-127, 127] held as a float and |r| <= 1/2 (exp2_biased).
+template <int kLowest = kExpUnderflow>
+inline F32x4 exp2_split(F32x4 n, F32x4 r) {
+  return exp2_biased<kLowest>(n + splat(kMagic + kBias<kLowest>), r);
+}
+
 // exp(x) for x <= 0 or NaN (softmax's x - max), as 2^t with t = x log2(e) = n + r, n the nearest
-// integer and |r| <= 1/2 (exp2_split; the product x log2(e) adds |x| log2(e) ulp). t is clamped
+// integer and |r| <= 1/2 (exp2_biased; the product x log2(e) adds |x| log2(e) ulp). t is clamped
 // to -127, where the result is exactly 0: masked weights are exactly zero. Above the default
-// kLowest, exactly 0 for every n < kLowest as well, and never subnormal (exp2_split). NaN stays
-// NaN.
+// kLowest, exactly 0 for every n < kLowest as well, and never subnormal. NaN stays NaN.
 template <int kLowest = kExpUnderflow>
 inline F32x4 exp_nonpositive(F32x4 x) {
   // A NaN x survives the clamp: max keeps a NaN in its first operand.
   const F32x4 t = max(x * splat(1.44269504088896341f), splat(-127.0f));
-  const F32x4 n = nearest_integer(t);
-  return exp2_split<kLowest>(n, t - n);
+  // Adding kMagic + bias rounds t to the nearest integer n (ties to even) and leaves n + bias in
+  // the low mantissa bits, where exponent_of reads it: one instruction where a rounding one
+  // (f32x4.nearest, roundps) is two on x86, and the bias's add comes free.
+  const F32x4 shift = splat(kMagic + kBias<kLowest>);
+  const F32x4 biased = t + shift;
+  return exp2_biased<kLowest>(biased, t - (biased - shift));
 }
 
 // tanh(x) as a ratio of an odd degree-13 and an even degree-6 polynomial in x (Eigen's
