@@ -84,12 +84,12 @@ float gaussian_weights(const double* squared, Index n, double nearest, float ban
   // In double, sigma^2 of a float sigma neither underflows nor overflows.
   const F64x2 factor =
       simd::splat64(-1.4426950408889634 / (2.0 * double{bandwidth} * double{bandwidth}));
-  const F64x2 shift = simd::splat64(nearest), floor = simd::splat64(-127.0);
+  const F64x2 shift = simd::splat64(nearest), floor = simd::splat64(kPooledLowest - 1.0);
   // Rounding to the nearest integer by adding and taking away 1.5 * 2^52 (|t| <= 127).
   const F64x2 magic = simd::splat64(0x1.8p52);
-  // Four keys: t in double, clamped to -127 (where 2^t is +0; a NaN stays NaN), split into its
-  // nearest integer and the rest, which float holds exactly enough (|r| <= 1/2); 2^t in float,
-  // 0 below 2^-100 as the fused kernels' weights (kPooledLowest): the pooling multiplies them by
+  // Four keys: t in double, clamped to -101 (a NaN stays NaN), split into its nearest integer
+  // and the rest, which float holds exactly enough (|r| <= 1/2); 2^t in float, 0 below 2^-100 as
+  // the fused kernels' weights (kPooledLowest, exp2_split): the pooling multiplies them by
   // values, and tinier ones would make subnormal products (1.1x slower at sigma = 0.05, d = 1).
   const auto weights = [&](const double* four) {
     const F64x2 low = simd::max((simd::load(four) - shift) * factor, floor);

@@ -24,9 +24,10 @@
 
 namespace attn::simd {
 
-// exp_nonpositive<kLowest> gives 0 where the nearest integer to x log2(e) is below kLowest; by
-// default, where float's own exponents end (below -127, and 2^-127 itself).
-constexpr int kExpUnderflow = -127;
+// exp_nonpositive<kLowest> and exp2_split<kLowest> give 0 where the nearest integer n to the
+// base-2 exponent is below kLowest; by default below -126, where float's normal exponents end
+// (2^-126 = FLT_MIN; with n = -126 a result may still be subnormal).
+constexpr int kLowestExponent = -126;
 
 #if defined(ATTN_SIMD_WASM)
 
@@ -270,12 +271,11 @@ inline void load_halves(const uint16_t* p, F32x4& low, F32x4& high) {
   high = load_half(p + 4);
 }
 // The scalar twin takes exp from the C library.
-template <int kLowest = kExpUnderflow>
+template <int kLowest = kLowestExponent>
 inline F32x4 exp_nonpositive(F32x4 x) {
   F32x4 out;
   for (int i = 0; i < 4; ++i) {
-    const bool dropped =
-        kLowest > kExpUnderflow && std::nearbyint(x.v[i] * 1.44269504088896341f) < kLowest;
+    const bool dropped = std::nearbyint(x.v[i] * 1.44269504088896341f) < kLowest;
     out.v[i] = dropped ? 0.0f : std::exp(x.v[i]);
   }
   return out;
@@ -283,13 +283,11 @@ inline F32x4 exp_nonpositive(F32x4 x) {
 inline F32x4 tanh(F32x4 x) {
   return {{std::tanh(x.v[0]), std::tanh(x.v[1]), std::tanh(x.v[2]), std::tanh(x.v[3])}};
 }
-template <int kLowest = kExpUnderflow>
+template <int kLowest = kLowestExponent>
 inline F32x4 exp2_split(F32x4 n, F32x4 r) {
-  // +0 below kLowest, and at -127 whatever it is.
-  constexpr float kKept = kLowest > kExpUnderflow ? kLowest : kExpUnderflow + 1;
   F32x4 out;
   for (int i = 0; i < 4; ++i) {
-    out.v[i] = n.v[i] < kKept ? 0.0f : std::ldexp(std::exp2(r.v[i]), static_cast<int>(n.v[i]));
+    out.v[i] = n.v[i] < kLowest ? 0.0f : std::ldexp(std::exp2(r.v[i]), static_cast<int>(n.v[i]));
   }
   return out;
 }
@@ -324,40 +322,37 @@ inline F32x4 exponent_of(F32x4 biased) {
   return shift_bits_left<23>(add_bits(biased, -0x4B400000));
 }
 
+// 2^n as the exponent field n + kBias<kLowest>, which is 0 (so 2^n is +0) at n = kLowest - 1,
+// times 2^kShiftOf<kLowest> 2^r: the same bits as 2^n 2^r for every n >= kLowest, and never a
+// subnormal for kLowest >= -125. The polynomial carries the power of two exactly.
+template <int kLowest>
+constexpr int kShiftOf = kLowest - kLowestExponent;
+template <int kLowest>
+constexpr float kBias = 1 - kLowest;
+
 // What exp2_split and exp_nonpositive share: 2^(n + r) from |r| <= 1/2 and biased, which holds
-// n + kBias<kLowest> after kMagic (exponent_of). With the default kLowest, n = -127 gives exactly
-// +0. Above it, exactly 0 for every n < kLowest as well, and never a subnormal (for kLowest >=
-// -125): 2^n is taken as 2^(n - kShift), its exponent field n + 127 - kShift floored at 0 by one
-// max, times 2^kShift 2^r (kShift = kLowest + 126), the same bits as 2^n 2^r wherever
-// n >= kLowest.
-template <int kLowest>
-constexpr int kShiftOf = kLowest == kExpUnderflow ? 0 : kLowest + 126;
-template <int kLowest>
-constexpr float kBias = 127 - kShiftOf<kLowest>;
+// the exponent field n + kBias<kLowest> (n >= kLowest - 1) after kMagic, as exponent_of reads it.
 template <int kLowest>
 inline F32x4 exp2_biased(F32x4 biased, F32x4 r) {
-  static_assert(kLowest >= kExpUnderflow && kLowest <= 0);
-  if constexpr (kLowest == kExpUnderflow) {
-    return exp2_fraction(r) * exponent_of(biased);
-  } else {
-    return exp2_fraction<kShiftOf<kLowest>>(r) * exponent_of(max(biased, splat(kMagic)));
-  }
+  static_assert(kLowest >= kLowestExponent && kLowest <= 0);
+  return exp2_fraction<kShiftOf<kLowest>>(r) * exponent_of(biased);
 }
 
-// 2^(n + r) for n an integer in [-127, 127] held as a float and |r| <= 1/2 (exp2_biased).
-template <int kLowest = kExpUnderflow>
+// 2^(n + r) for n an integer in [kLowest - 1, 127] held as a float and |r| <= 1/2, exactly +0
+// for n = kLowest - 1 (the caller clamps n there).
+template <int kLowest = kLowestExponent>
 inline F32x4 exp2_split(F32x4 n, F32x4 r) {
   return exp2_biased<kLowest>(n + splat(kMagic + kBias<kLowest>), r);
 }
 
 // exp(x) for x <= 0 or NaN (softmax's x - max), as 2^t with t = x log2(e) = n + r, n the nearest
 // integer and |r| <= 1/2 (exp2_biased; the product x log2(e) adds |x| log2(e) ulp). t is clamped
-// to -127, where the result is exactly 0: masked weights are exactly zero. Above the default
-// kLowest, exactly 0 for every n < kLowest as well, and never subnormal. NaN stays NaN.
-template <int kLowest = kExpUnderflow>
+// to kLowest - 1, where the result is exactly 0, as for every n < kLowest: masked weights are
+// exactly zero, and above the default kLowest no result is subnormal. NaN stays NaN.
+template <int kLowest = kLowestExponent>
 inline F32x4 exp_nonpositive(F32x4 x) {
   // A NaN x survives the clamp: max keeps a NaN in its first operand.
-  const F32x4 t = max(x * splat(1.44269504088896341f), splat(-127.0f));
+  const F32x4 t = max(x * splat(1.44269504088896341f), splat(static_cast<float>(kLowest - 1)));
   // Adding kMagic + bias rounds t to the nearest integer n (ties to even) and leaves n + bias in
   // the low mantissa bits, where exponent_of reads it: one instruction where a rounding one
   // (f32x4.nearest, roundps) is two on x86, and the bias's add comes free.
