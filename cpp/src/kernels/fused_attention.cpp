@@ -396,7 +396,7 @@ void attention_fused_packed(const float* q, const PackedKeysValues& first, Index
       static_cast<size_t>(slots),
       FusedScratch(kChunkKeys, /*weights=*/false, half ? d : 0, half ? dv : 0));
   const Dropout no_dropout(0.0f, 0);  // a decode step attends without dropout
-  pool.run(kv_count * chunks, [&](Index task, int slot) {
+  run_split(kv_count * chunks, kv_count * rows * nk * (d + dv), [&](Index task, int slot) {
     const Index k = task / chunks, key_begin = task % chunks * kChunkKeys;
     const Index len = std::min(kChunkKeys, nk - key_begin);
     // The chunk's panels: key key_begin's panel, and row key_begin of each value panel (the
@@ -492,7 +492,8 @@ void attention_fused(ConstBatch q, ConstBatch k, ConstBatch v, float scale, cons
   for (Index first = 0; first < k.batch; first += group) {
     const Index count = std::min(group, k.batch - first);
     const PackedBatch packed(k, v, scale, first, count);
-    pool.run(count * tasks_per_kv, [&](Index task, int slot) {
+    const Index work = count * heads_per_kv * nq * nk * (q.cols + dv);
+    run_split(count * tasks_per_kv, work, [&](Index task, int slot) {
       const Index m = first + task / tasks_per_kv, within = task % tasks_per_kv;
       const Index s =
           m / kv_heads * batch_heads + m % kv_heads * heads_per_kv + within / query_blocks;

@@ -528,7 +528,10 @@ void attention_fused_backward(ConstBatch q, ConstBatch k, ConstBatch v, ConstBat
                       heads_per_kv,     output != nullptr,
                       dropout.active(), extras.modifiers.softcap > 0.0f};
   ThreadPool& pool = thread_pool();
-  const bool whole = whole_matrices(k.batch, pool.threads());
+  // Whole matrices go to the pool only when the call is worth splitting; otherwise each matrix
+  // decides for its own regions (one too small to split runs on this thread).
+  const bool whole = whole_matrices(k.batch, pool.threads()) &&
+                     worth_splitting(q.batch * q.rows * k.rows * (2 * q.cols + 3 * v.cols));
   // Whole matrices: a workspace per thread, with one strip's buffers; otherwise one, with a
   // strip's buffers per thread.
   const Index workspaces = whole ? std::min<Index>(pool.threads(), k.batch) : 1;
