@@ -38,6 +38,7 @@
 #include "kernels/gemm.hpp"
 #include "kernels/linear_layer.hpp"
 #include "parallel/pool_trace.hpp"
+#include "parallel/split.hpp"
 #include "parallel/thread_pool.hpp"
 
 using attn::Index;
@@ -702,6 +703,31 @@ TEST_CASE("Oversubscribed, with tasks that outlast a spin, run() returns once ev
       }
     }
   }
+}
+
+TEST_CASE("While the cores are contended, only regions long enough to ride out a lost core split",
+          "[threads]") {
+  using attn::detail::kContendedWorkPerThread;
+  using attn::detail::kWorkPerThread;
+  using attn::detail::worth_splitting;
+  const ThreadCount count(2);
+  attn::detail::ThreadPool& pool = attn::detail::thread_pool();
+  const Index short_region = 2 * kContendedWorkPerThread - 1;
+  // A fresh pool has seen no contention: the usual line.
+  REQUIRE(!pool.contended());
+  CHECK(!worth_splitting(2 * kWorkPerThread - 1));
+  CHECK(worth_splitting(2 * kWorkPerThread));
+  CHECK(worth_splitting(short_region));
+  // As a worker that woke late would: for the next 50 ms, the short region stays on this thread.
+  pool.note_contention();
+  REQUIRE(pool.contended());
+  CHECK(!worth_splitting(short_region));
+  CHECK(worth_splitting(2 * kContendedWorkPerThread));
+  std::vector<std::thread::id> ran(16);
+  attn::detail::run_split(16, short_region, [&](Index t, int slot) {
+    ran[static_cast<size_t>(t)] = slot == 0 ? std::this_thread::get_id() : std::thread::id();
+  });
+  for (const std::thread::id& id : ran) CHECK(id == std::this_thread::get_id());
 }
 
 TEST_CASE("A thread count below 1 is rejected and the pool keeps its count", "[threads]") {

@@ -15,9 +15,23 @@ namespace attn::detail {
 // as well).
 constexpr Index kWorkPerThread = Index{1} << 16;
 
+// While the cores are contended (other work keeps them busy: thread_pool.cpp), a worker woken
+// for a region may get no core for a scheduler's time slice, milliseconds, or lose it in the
+// middle of a task, and the region waits for it; a short region then gains nothing from the
+// workers and its wake-ups take cores from the threads that have work. So while contended only
+// regions of at least this much work per thread split (a few hundred microseconds of products).
+// Measured beside two busy loops on the 2-vCPU VM ('auto' ÷ one thread, three runs each of
+// scripts/bench/threads/contention.js): the small CausalLM's training step 0.56-0.72 -> 0.64-1.01,
+// decode at n = 4096 0.84-1.06 -> 0.98-1.23, the other rows' lowest 0.94-0.99 -> 1.01-1.25. The
+// cost: a pool with more threads than cores (WebKit's 4 on 2) counts as contended too, and its
+// decode at n = 4096 fell from 1.5-1.7x one thread's speed to 1.05-1.09x (docs/threads.md).
+constexpr Index kContendedWorkPerThread = Index{1} << 21;
+
 inline bool worth_splitting(Index work) {
-  const int threads = thread_pool().threads();
-  return threads > 1 && work >= kWorkPerThread * threads;
+  ThreadPool& pool = thread_pool();
+  const int threads = pool.threads();
+  if (threads == 1 || work < kWorkPerThread * threads) return false;
+  return work >= kContendedWorkPerThread * threads || !pool.contended();
 }
 
 // thread_pool().run(count, task) when `work` is worth splitting, else task(t, 0) in order.

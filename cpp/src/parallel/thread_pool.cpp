@@ -39,10 +39,11 @@ constexpr auto kSpinTime = std::chrono::microseconds(1000);
 // the middle of a spin, for a scheduler's time slice: milliseconds, past kLate, where a spin's
 // clock checks are microseconds apart and a futex wakes a sleeping thread within tens to
 // hundreds of them. Every spin then takes a core from a thread that has work: so for kCalm
-// after the last sign of it, nobody spins. Waiting threads sleep at once, which leaves the
-// cores to the threads with tasks, and a worker that wakes late finds its region closed and
-// stays out: the caller and the workers that did get a core share the tasks. (Measured on 2
-// cores, docs/threads.md: 4 threads ran the backward at 0.68 of one thread's speed, 0.95 so.)
+// after the last sign of it, nobody spins, and short regions stay on their caller (split.hpp).
+// Waiting threads sleep at once, which leaves the cores to the threads with tasks, and a worker
+// that wakes late finds its region closed and stays out: the caller and the workers that did get a
+// core share the tasks. (Measured on 2 cores, docs/threads.md: 4 threads ran the backward at 0.68
+// of one thread's speed, 0.95 so.)
 constexpr auto kLate = std::chrono::milliseconds(1);
 constexpr auto kCalm = std::chrono::milliseconds(50);
 
@@ -178,14 +179,16 @@ void ThreadPool::work() {
     }
     if (stopping_.load()) return;
     const uint64_t published = generation_.load(std::memory_order_acquire);
+    // Woken, then kept from a core: noted whether or not the region is still open, since its
+    // caller may have run every task meanwhile (then nobody else would see the contention).
+    const auto now = Clock::now();
+    const Clock::time_point published_at{
+        Clock::duration(published_at_.load(std::memory_order_relaxed))};
+    if (now - published_at > kLate) note_contention(now);
     joined_.fetch_add(1);
     if (open_.load()) {
       // The open region is the latest: the next cannot be published while this thread is in.
       seen = generation_.load(std::memory_order_acquire);
-      const auto now = Clock::now();
-      const Clock::time_point published_at{
-          Clock::duration(published_at_.load(std::memory_order_relaxed))};
-      if (now - published_at > kLate) note_contention(now);  // woken, then kept from a core
       claim_tasks();
     } else {
       seen = published;  // closed before this thread came: nothing left to do in it

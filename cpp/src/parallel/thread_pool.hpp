@@ -43,6 +43,12 @@ class ThreadPool {
   }
   bool simulated() const { return trace_ != nullptr; }
 
+  // Whether other work was seen keeping the cores busy lately (thread_pool.cpp says how and for
+  // how long): split.hpp then splits only regions long enough to ride out a lost core. A worker
+  // that wakes late notes it; note_contention() does the same now (for tests).
+  bool contended() const { return contended(Clock::now()); }
+  void note_contention() { note_contention(Clock::now()); }
+
   // Calls task(t, slot) for every t in [0, count); returns once all have returned. slot, in
   // [0, min(count, threads())), names the per-thread scratch the call may use: each thread that
   // takes part gets one of its own, so a caller sizes min(count, threads()) scratch slots.
@@ -73,6 +79,7 @@ class ThreadPool {
   }
 
  private:
+  using Clock = std::chrono::steady_clock;
   // Tasks do not throw (see above); a throw would end the process here rather than leave a
   // region that never completes.
   using Trampoline = void (*)(void* context, Index task, int thread) noexcept;
@@ -84,7 +91,6 @@ class ThreadPool {
   // A simulated pool's region: the tasks in order on the caller, each timed.
   template <typename Task>
   void run_traced(Index count, Task& task) {
-    using Clock = std::chrono::steady_clock;
     std::vector<double>& times = trace_->regions.emplace_back();
     times.reserve(static_cast<size_t>(count));
     inside_region_ = true;
@@ -97,7 +103,6 @@ class ThreadPool {
   }
   void work();
   void claim_tasks();
-  using Clock = std::chrono::steady_clock;
   // Whether the cores were seen contended lately (thread_pool.cpp says how and for how long),
   // and noting that they are: nobody spins meanwhile.
   bool contended(Clock::time_point now) const;
