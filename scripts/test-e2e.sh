@@ -9,7 +9,7 @@
 #
 # The files run one after the other. A file that fails in WebKit and nowhere else runs once more
 # in WebKit alone, and passes if it passes then: clean-clone runs met races of WebKit's
-# automation, in a different test each time, that passed when run again; the three found so far
+# automation, in a different test each time, that passed when run again; the four found so far
 # are answered in tests/e2e/webkit-page.js (docs/development.md), and this keeps one not yet
 # found from failing the run. A retried file is named at the end, with the failure the first
 # run printed above it.

@@ -323,12 +323,18 @@ export class WebKitPage {
     const out = { width: x1 - x0, height: y1 - y0 };
     out.pixels = Buffer.alloc(out.width * out.height * 3, 255);
     try {
-      for (let y = y0; y < y1;) {
+      for (let y = y0, jumps = 0; y < y1;) {
         // The screenshot shows the scroll position once a frame has been drawn at it.
         const [left, top] = await this.#run(`(to) => {
           scrollTo({ top: to, behavior: 'instant' });
           return (${TWO_FRAMES})().then(() => [Math.round(scrollX), Math.round(scrollY)]);
         }`, [y]);
+        // Below the row asked for: the page scrolled itself meanwhile (a late jump to the URL's
+        // #section did, 4000 px down), so row y is not in view: scroll back to it.
+        if (top > y) {
+          if (++jumps > 3) throw new Error(`the page kept scrolling itself below y = ${y} (to ${top}) while its screenshot was taken`);
+          continue;
+        }
         const tile = decodePng(await this.#session.screenshot()); // CSS pixels: device pixel ratio 1
         const rows = Math.min(y1 - y, tile.height - (y - top));
         if (rows <= 0) break; // the page got shorter meanwhile
