@@ -87,7 +87,8 @@ describe('loadAttention({ threads })', () => {
   test('kernels names each loop of the kernel table with its tile and instruction set', () => {
     const isa = single.relaxedSimd ? 'wasmrelaxedsimd_fma' : 'wasmsimd';
     assert.deepEqual(single.microkernels, ['f32_score_block_1x16', 'f32_score_block_2x16', 'f32_pool_block_1x16',
-      'f32_pool_block_2x16', 'f32_gemm_panels_2x16', 'f32_modify_scores_1x4', 'f32_exp_shifted_sum_1x4'].map((name) => `${name}__${isa}`));
+      'f32_pool_block_2x16', 'f32_gemm_panels_2x16', 'f32_modify_scores_1x4', 'f32_exp_shifted_sum_1x4',
+      'f32_exp_shifted_sum_full_1x4'].map((name) => `${name}__${isa}`));
   });
 });
 

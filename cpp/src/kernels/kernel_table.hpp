@@ -20,7 +20,8 @@ struct KernelTable {
   PoolBlockFunction pool[2];
   GemmPanelsFunction gemm_panels;
   ModifyScoresFunction modify_scores;
-  ExpShiftedSumFunction exp_shifted_sum;
+  ExpShiftedSumFunction exp_shifted_sum;       // weights below 2^-100 of the max are 0
+  ExpShiftedSumFunction exp_shifted_sum_full;  // down to float's normal range
 };
 
 // The one list of the table's loops: X(member, loop of product_loops.hpp, name). Every place
@@ -29,14 +30,15 @@ struct KernelTable {
 // that names them, kernelVariants in cpp/bindings/kernel_table.cpp); names are XNNPACK's style,
 // element type, loop and tile (rows x columns), and the instruction set is added where the table
 // is described (attn.microkernels, web/lib/index.js).
-#define ATTN_KERNEL_VARIANTS(X)                            \
-  X(score[0], score_block<1>, "f32_score_block_1x16")      \
-  X(score[1], score_block<2>, "f32_score_block_2x16")      \
-  X(pool[0], pool_block<1>, "f32_pool_block_1x16")         \
-  X(pool[1], pool_block<2>, "f32_pool_block_2x16")         \
-  X(gemm_panels, gemm_panels, "f32_gemm_panels_2x16")      \
-  X(modify_scores, modify_scores, "f32_modify_scores_1x4") \
-  X(exp_shifted_sum, exp_shifted_sum<kPooledLowest>, "f32_exp_shifted_sum_1x4")
+#define ATTN_KERNEL_VARIANTS(X)                                                 \
+  X(score[0], score_block<1>, "f32_score_block_1x16")                           \
+  X(score[1], score_block<2>, "f32_score_block_2x16")                           \
+  X(pool[0], pool_block<1>, "f32_pool_block_1x16")                              \
+  X(pool[1], pool_block<2>, "f32_pool_block_2x16")                              \
+  X(gemm_panels, gemm_panels, "f32_gemm_panels_2x16")                           \
+  X(modify_scores, modify_scores, "f32_modify_scores_1x4")                      \
+  X(exp_shifted_sum, exp_shifted_sum<kPooledLowest>, "f32_exp_shifted_sum_1x4") \
+  X(exp_shifted_sum_full, exp_shifted_sum<kSoftmaxLowest>, "f32_exp_shifted_sum_full_1x4")
 
 // The list's loops as this translation unit compiled them: the core's own here, the relaxed
 // ones in cpp/relaxed (inline, so that each compilation gets its own).

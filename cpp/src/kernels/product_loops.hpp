@@ -108,11 +108,15 @@ inline void gemm_panels(const float* a, Index lda, Index m, Index depth, const f
 // output by at most n 2^-100 max|v|, far below one rounding of max|v| at any length an index
 // can hold.
 constexpr int kPooledLowest = -100;
+// The softmax rows' weights (row_kernels.hpp), which the caller receives: exp down to float's
+// normal range, as PyTorch's.
+constexpr int kSoftmaxLowest = simd::kLowestExponent;
 
 // s[j] = exp(s[j] - max) for j < n, exactly 0 below 2^kLowest (simd::exp_nonpositive); returns
-// their sum: the exp pass of the softmax rows (row_kernels.hpp), and, with kPooledLowest, of the
-// fused backward's rows and the fused forward's online-softmax step, which takes it from the
-// kernel table so that the relaxed module fuses its polynomial's multiply-adds too.
+// their sum: the exp pass of the softmax rows (row_kernels.hpp) with kSoftmaxLowest, and with
+// kPooledLowest, of the fused backward's rows and the fused forward's online-softmax step. Each
+// calls it through the kernel table, so that the relaxed module fuses its polynomial's
+// multiply-adds too.
 template <int kLowest>
 inline float exp_shifted_sum(float* s, Index n, float max) {
   const simd::F32x4 shift = simd::splat(max);

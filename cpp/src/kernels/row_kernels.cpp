@@ -80,11 +80,11 @@ void scale_row(float* row, Index n, float factor) {
 
 void f32_softmax_row(float* row, Index n) {
   const float max = f32_row_max(row, n);
-  scale_row(row, n, 1.0f / exp_shifted_sum<simd::kLowestExponent>(row, n, max));
+  scale_row(row, n, 1.0f / kernel_table().exp_shifted_sum_full(row, n, max));
 }
 
 float f32_pooled_softmax_row(float* row, Index n, float max, float extra) {
-  const float inverse = 1.0f / (exp_shifted_sum<kPooledLowest>(row, n, max) + extra);
+  const float inverse = 1.0f / (kernel_table().exp_shifted_sum(row, n, max) + extra);
   scale_row(row, n, inverse);
   return inverse;
 }
