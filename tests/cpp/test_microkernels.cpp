@@ -88,6 +88,43 @@ TEST_CASE("The GEMM is exact to rounding on every tail of its 2x16 tile", "[micr
   }
 }
 
+TEST_CASE("Packing writes every panel entry as B's entry times the scale, and zero past n",
+          "[microkernels]") {
+  // Panel p holds columns [16p, 16p + 16) of B (of B's rows, transposed): entry (t, c) at
+  // p * 16k + 16t + c. Whole panels of transposed B go through 4x4 transposes in registers
+  // (depths a multiple of 4, the rest one entry at a time), so every shape of both is checked
+  // for the exact product, lane by lane.
+  std::mt19937 random(5);
+  const float scale = 0.3f;
+  for (Index n = 1; n <= 37; n += 3) {
+    for (Index k = 1; k <= 13; ++k) {
+      const auto b = random_values(static_cast<size_t>(k * n), random, -1.0f, 1.0f);
+      for (bool transposed : {false, true}) {
+        const Index ldb = transposed ? k + 2 : n + 1;  // rows longer than used
+        std::vector<float> strided(static_cast<size_t>((transposed ? n : k) * ldb), NAN);
+        for (Index t = 0; t < k; ++t) {
+          for (Index j = 0; j < n; ++j) {
+            strided[static_cast<size_t>(transposed ? j * ldb + t : t * ldb + j)] =
+                b[static_cast<size_t>(t * n + j)];
+          }
+        }
+        std::vector<float> packed(static_cast<size_t>(attn::detail::round_up(n, 16) * k), NAN);
+        attn::detail::f32_pack_panels(strided.data(), ldb, k, n, transposed, packed.data(), scale);
+        for (Index j = 0; j < attn::detail::round_up(n, 16); ++j) {
+          for (Index t = 0; t < k; ++t) {
+            const float got = packed[static_cast<size_t>(j / 16 * 16 * k + t * 16 + j % 16)];
+            const float want = j < n ? b[static_cast<size_t>(t * n + j)] * scale : 0.0f;
+            if (!(got == want)) {  // NaN fails too: an entry never written
+              FAIL("n " << n << " k " << k << " transposed " << transposed << " column " << j
+                        << " depth " << t << ": got " << got << ", want " << want);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("The vector exp is within its stated ulp of exp in double over [-88, 0]",
           "[microkernels]") {
   // Stated (SIMD build; SSE and wasm SIMD128 run the same operations): within 4 + |x| log2(e)

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "floats.hpp"
 #include "gemm.hpp"
 #include "half.hpp"
 #include "kernel_table.hpp"
@@ -439,8 +440,8 @@ class PackedBatch {
       : key_floats_(round_up(k.rows, kTile) * k.cols),
         value_floats_(round_up(v.cols, kTile) * v.rows),
         nk_(k.rows),
-        keys_(static_cast<size_t>(count * key_floats_)),
-        values_(static_cast<size_t>(count * value_floats_)) {
+        keys_(count * key_floats_),
+        values_(count * value_floats_) {
     for (Index s = 0; s < count; ++s) {
       f32_pack_panels(k[first + s].data(), k.cols, k.cols, k.rows, /*transposed=*/true,
                       keys_.data() + s * key_floats_, scale);
@@ -455,7 +456,7 @@ class PackedBatch {
 
  private:
   Index key_floats_, value_floats_, nk_;
-  std::vector<float> keys_, values_;
+  Floats keys_, values_;  // written whole by the packing
 };
 
 }  // namespace

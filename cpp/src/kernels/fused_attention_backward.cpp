@@ -23,9 +23,9 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <vector>
 
+#include "floats.hpp"
 #include "fused_attention.hpp"
 #include "gemm.hpp"
 #include "masked_softmax.hpp"
@@ -79,22 +79,6 @@ Index strip_groups(Index strips, Index nk, Index d, Index dv) {
   return std::clamp<Index>(std::min(strips / kStripsPerGroup, 1 + kPartialFloats / partial), 1,
                            kMaxGroups);
 }
-
-// Floats left uninitialised: every entry the backward reads it has written first. Zeroing the
-// buffers (a strip's are 3 MB at nk = 2048) was the larger part of what the scaling section
-// found outside the regions at 16 threads.
-class Floats {
- public:
-  explicit Floats(Index size = 0)
-      : data_(size > 0 ? new float[static_cast<size_t>(size)] : nullptr), size_(size) {}
-  float* data() { return data_.get(); }
-  const float* data() const { return data_.get(); }
-  Index size() const { return size_; }
-
- private:
-  std::unique_ptr<float[]> data_;
-  Index size_;
-};
 
 Floats packed_buffer(Index depth, Index cols) {
   return Floats(round_up(cols, kPanel) * std::max<Index>(depth, 1));

@@ -15,6 +15,19 @@ namespace {
 // A parallel product's task: 32 rows by 4 panels (64 columns) of C.
 constexpr Index kTaskRows = 32, kTaskPanels = 4;
 
+// Four rows of B (row stride ldb), entries [0, depth) for depth a multiple of 4, scaled and
+// written as four columns of a panel: out[t * kPanel + r] = b[r * ldb + t] * scale, the same
+// products as one entry at a time, through 4x4 transposes in registers.
+void transpose_rows(const float* b, Index ldb, Index depth, float scale, float* out) {
+  const simd::F32x4 factor = simd::splat(scale);
+  for (Index t = 0; t < depth; t += 4) {
+    simd::F32x4 block[4];
+    for (int r = 0; r < 4; ++r) block[r] = simd::load(b + r * ldb + t);
+    simd::transpose(block);
+    for (int i = 0; i < 4; ++i) simd::store(out + (t + i) * kPanel, block[i] * factor);
+  }
+}
+
 }  // namespace
 
 void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed, float* packed,
@@ -26,9 +39,14 @@ void f32_pack_panels(const float* b, Index ldb, Index k, Index n, bool transpose
       const Index width = std::min(kPanel, n - j0);
       float* panel = packed + j0 * k;
       if (transposed) {  // B's rows are the panel's columns: read each row once, contiguously
+        // A whole panel four rows by four entries at a time; what is left entry by entry.
+        const Index blocked = width == kPanel ? k / 4 * 4 : 0;
+        for (Index c = 0; blocked > 0 && c < kPanel; c += 4) {
+          transpose_rows(b + (j0 + c) * ldb, ldb, blocked, scale, panel + c);
+        }
         for (Index c = 0; c < width; ++c) {
           const float* row = b + (j0 + c) * ldb;
-          for (Index t = 0; t < k; ++t) panel[t * kPanel + c] = row[t] * scale;
+          for (Index t = blocked; t < k; ++t) panel[t * kPanel + c] = row[t] * scale;
         }
       } else {  // 16 contiguous entries of each row of B are one row of the panel
         for (Index t = 0; t < k; ++t) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #if defined(ATTN_SCALAR_KERNELS)
 #define ATTN_SIMD_SCALAR 1
@@ -80,6 +81,18 @@ inline float lane(F32x4 a, int i) {
   alignas(16) float out[4];
   wasm_v128_store(out, a.v);
   return out[i];
+}
+// Four vectors as the rows of a 4x4 matrix, transposed in place: lane j of row i becomes lane i
+// of row j (two rounds of interleaving shuffles, which V8 emits as unpck/movlh/movhl).
+inline void transpose(F32x4 (&rows)[4]) {
+  const v128_t t0 = wasm_i32x4_shuffle(rows[0].v, rows[1].v, 0, 4, 1, 5);
+  const v128_t t1 = wasm_i32x4_shuffle(rows[0].v, rows[1].v, 2, 6, 3, 7);
+  const v128_t t2 = wasm_i32x4_shuffle(rows[2].v, rows[3].v, 0, 4, 1, 5);
+  const v128_t t3 = wasm_i32x4_shuffle(rows[2].v, rows[3].v, 2, 6, 3, 7);
+  rows[0].v = wasm_i32x4_shuffle(t0, t2, 0, 1, 4, 5);
+  rows[1].v = wasm_i32x4_shuffle(t0, t2, 2, 3, 6, 7);
+  rows[2].v = wasm_i32x4_shuffle(t1, t3, 0, 1, 4, 5);
+  rows[3].v = wasm_i32x4_shuffle(t1, t3, 2, 3, 6, 7);
 }
 // Four IEEE halves widened exactly (half_to_float's bits, without a branch): the magnitude's
 // bits moved into a float's place and scaled by 2^112 rebias normals and subnormals alike;
@@ -169,6 +182,9 @@ inline float lane(F32x4 a, int i) {
   _mm_store_ps(out, a.v);
   return out[i];
 }
+inline void transpose(F32x4 (&rows)[4]) {
+  _MM_TRANSPOSE4_PS(rows[0].v, rows[1].v, rows[2].v, rows[3].v);
+}
 // Four IEEE halves widened exactly, as the wasm twin does (SSE2 has no half conversion).
 inline F32x4 load_half(const uint16_t* p) {
   const __m128i h =
@@ -248,6 +264,10 @@ inline F32x4 select_at_least(F32x4 a, F32x4 limit, F32x4 yes, F32x4 no) {
   return out;
 }
 inline float lane(F32x4 a, int i) { return a.v[i]; }
+inline void transpose(F32x4 (&rows)[4]) {
+  for (int i = 0; i < 4; ++i)
+    for (int j = i + 1; j < 4; ++j) std::swap(rows[i].v[j], rows[j].v[i]);
+}
 inline F32x4 load_half(const uint16_t* p) {
   F32x4 r;
   for (int i = 0; i < 4; ++i) {
