@@ -49,6 +49,28 @@ for (const attn of backends) {
       }
     });
 
+    test('large results (64 KiB and more, copied into memory not zeroed first in Node) are arrays of their own', () => {
+      const rng = mulberry32(4002);
+      const x = randomTensor(rng, [64, 512]); // 128 KiB
+      const first = attn.softmax(x);
+      const second = attn.softmax(x);
+      for (const result of [first, second]) {
+        assert.notEqual(result.data.buffer, memory.buffer);
+        assert.ok(result.data instanceof Float32Array);
+        assert.equal(result.data.byteLength, result.data.buffer.byteLength);
+      }
+      assert.notEqual(first.data.buffer, second.data.buffer);
+      assertClose(first, ref.softmax(x));
+      assert.deepEqual(second.data, first.data);
+      second.data.fill(0);
+      assertClose(first, ref.softmax(x));
+      // Transferable, as a result posted to a worker would be: the copy arrives whole, the
+      // original is detached.
+      const moved = structuredClone(first.data, { transfer: [first.data.buffer] });
+      assert.equal(first.data.length, 0);
+      assertClose({ data: moved, shape: [64, 512] }, ref.softmax(x));
+    });
+
     test('results stay intact when the heap grows', () => {
       const rng = mulberry32(4001);
       const x = randomTensor(rng, [4, 9]);

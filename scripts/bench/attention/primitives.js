@@ -7,6 +7,7 @@
 // throughput (shared/microkernel.js, relaxed SIMD's, as the build timed here), as for SDPA in the peak section. Each call is checked
 // on its first matrix against the float64 reference before it is timed.
 import * as reference from '../../../harness/reference.js';
+import { freshCopy } from '../../../web/lib/heap.js';
 import { uniforms } from '../../../web/shared/random.js';
 import { measureInTurns } from '../../../web/shared/timing.js';
 import { measured } from '../goals.js';
@@ -27,7 +28,7 @@ function calls(attn, batch, n) {
   const lens = Array.from({ length: batch }, (_, b) => Math.max(1, n - 37 * b));
   const staging = new Float32Array(x.data.length);
   return {
-    copies: () => { staging.set(x.data); return staging.slice(); },
+    copies: () => { staging.set(x.data); return freshCopy(staging); },
     softmax: { fn: () => attn.softmax(x).data, want: () => reference.softmax(first(x)).data },
     maskedSoftmax: { fn: () => attn.maskedSoftmax(x, lens).data, want: () => reference.maskedSoftmax(first(x), lens.slice(0, 1)).data },
     score: { fn: () => attn.score(q, k).data, want: () => reference.score(first(q), first(k)).data, flops: 2 * batch * n * n * D },
