@@ -2,7 +2,8 @@
 // A buffer of floats left uninitialised, for kernels that write every entry before reading it:
 // std::vector<float>(n) zeroes them first. Zeroing the backward's buffers (a strip's are 3 MB at
 // nk = 2048) was the larger part of what the scaling section found outside the regions at 16
-// threads; the fused forward's packed K and V are written whole by the packing.
+// threads; the fused forward's packed K and V, and the panels a product packs for one call
+// (gemm.cpp), are written whole by the packing.
 
 #include <memory>
 

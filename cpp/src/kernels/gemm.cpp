@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "checks.hpp"
+#include "floats.hpp"
 #include "kernel_table.hpp"
 #include "parallel/split.hpp"
 
@@ -99,9 +100,11 @@ void f32_gemm_packed(const float* a, Index lda, Index m, Index k, const float* p
 
 namespace {
 
-// f32_pack_panels into a buffer of its own.
-std::vector<float> pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed) {
-  std::vector<float> packed(static_cast<size_t>(round_up(n, kPanel) * k));
+// f32_pack_panels into a buffer of its own: a vector for panels kept (pack, pack_transposed), or
+// for one call's product Floats, which skips zeroing what the packing writes whole.
+template <typename Buffer>
+Buffer pack_panels(const float* b, Index ldb, Index k, Index n, bool transposed) {
+  Buffer packed(round_up(n, kPanel) * k);
   f32_pack_panels(b, ldb, k, n, transposed, packed.data());
   return packed;
 }
@@ -116,26 +119,30 @@ Matrix multiply_packed(const MatrixRef& a, const float* packed, Index n) {
 
 void f32_gemm(const float* a, Index m, Index k, const float* b, Index n, bool b_transposed,
               float* c) {
-  const std::vector<float> packed = pack_panels(b, b_transposed ? k : n, k, n, b_transposed);
+  const Floats packed = pack_panels<Floats>(b, b_transposed ? k : n, k, n, b_transposed);
   f32_gemm_packed(a, k, m, k, packed.data(), n, c, n);
 }
 
 Matrix matmul(const MatrixRef& a, const MatrixRef& b) {
-  const std::vector<float> packed =
-      pack_panels(b.data(), b.outerStride(), b.rows(), b.cols(), /*transposed=*/false);
+  const Floats packed =
+      pack_panels<Floats>(b.data(), b.outerStride(), b.rows(), b.cols(), /*transposed=*/false);
   return multiply_packed(a, packed.data(), b.cols());
 }
 
 Matrix matmul_transposed(const MatrixRef& a, const MatrixRef& b) {
-  return multiply_packed(a, pack_transposed(b).data(), b.rows());
+  const Floats packed =
+      pack_panels<Floats>(b.data(), b.outerStride(), b.cols(), b.rows(), /*transposed=*/true);
+  return multiply_packed(a, packed.data(), b.rows());
 }
 
 std::vector<float> pack_transposed(const MatrixRef& w) {
-  return pack_panels(w.data(), w.outerStride(), w.cols(), w.rows(), /*transposed=*/true);
+  return pack_panels<std::vector<float>>(w.data(), w.outerStride(), w.cols(), w.rows(),
+                                         /*transposed=*/true);
 }
 
 std::vector<float> pack(const MatrixRef& b) {
-  return pack_panels(b.data(), b.outerStride(), b.rows(), b.cols(), /*transposed=*/false);
+  return pack_panels<std::vector<float>>(b.data(), b.outerStride(), b.rows(), b.cols(),
+                                         /*transposed=*/false);
 }
 
 Matrix matmul_transposed_packed(const MatrixRef& x, const std::vector<float>& packed_w, Index n) {
